@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Starts one of the lab's Java services as a plain process with the
+# OpenTelemetry Java agent. The variant's startup settings arrive in
+# .state/env/<service>.env, written by tracelab before it (re)starts the
+# process, so changing a variant is a restart, as on Kubernetes.
+set -euo pipefail
+name=${1:?usage: run-java-service.sh SERVICE}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+state=${LAB_STATE:-$root/.state}
+
+jar=$root/services/$name/target/$name.jar
+[ -f "$jar" ] || { echo "run-java-service: $jar is missing; run 'make build'" >&2; exit 1; }
+settings=$state/env/$name.env
+if [ -f "$settings" ]; then set -a; . "$settings"; set +a; fi
+
+export OTEL_SERVICE_NAME=$name
+export OTEL_RESOURCE_ATTRIBUTES="service.version=${LAB_VERSION:-dev},deployment.environment.name=local,deployment.environment=local,lab.variant=${LAB_VARIANT:-default}"
+export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:${OTELCOL_OTLP_HTTP_PORT}
+export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf
+export OTEL_LOGS_EXPORTER=none
+export OTEL_METRIC_EXPORT_INTERVAL=10000
+# One nplus1 baseline request makes ~3,200 spans; the default queue (2,048)
+# and delay (5 s) would drop spans under load and slow trace arrival.
+export OTEL_BSP_MAX_QUEUE_SIZE=65536
+export OTEL_BSP_MAX_EXPORT_BATCH_SIZE=2048
+export OTEL_BSP_SCHEDULE_DELAY=200
+
+exec "$LAB_JAVA_HOME/bin/java" -Xms128m -Xmx512m -XX:+UseSerialGC \
+  -javaagent:"$OTEL_JAVAAGENT_JAR" -jar "$jar"

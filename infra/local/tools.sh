@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Builds or fetches every program pinned in versions.env into a per-version
+# cache outside the clone (so a new clone reuses it), then writes
+# .state/tools.env with their absolute paths for the Makefile, tracelab and
+# process-compose. Safe to run again: cached tools are only checked.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=versions.env
+. "$root/infra/local/versions.env"
+cache=${TRACELAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tracelab}
+state=$root/.state
+mkdir -p "$cache/logs" "$state"
+
+say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
+die() { printf 'tools: %s\n' "$*" >&2; exit 1; }
+
+# run_logged LOG CMD...: runs a long command with its output in LOG and a
+# heartbeat on the terminal, and shows the log's tail if it fails.
+run_logged() {
+  local log=$1; shift
+  "$@" >"$log" 2>&1 &
+  local pid=$! start=$SECONDS shown=$SECONDS
+  trap 'kill "$pid" 2>/dev/null; exit 130' INT TERM
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 2
+    if (( SECONDS - shown >= 30 )) && kill -0 "$pid" 2>/dev/null; then
+      shown=$SECONDS
+      printf '    ... still working (%ds), log: %s\n' $((SECONDS - start)) "$log" >&2
+    fi
+  done
+  trap - INT TERM
+  if ! wait "$pid"; then
+    tail -n 25 "$log" >&2
+    die "failed after $((SECONDS - start))s; full log: $log"
+  fi
+}
+
+version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+
+require_go() {
+  command -v go >/dev/null || die "Go >= $GO_MIN_VERSION is required to build the lab's tools; install it from https://go.dev/dl/ (Debian's golang-go is too old)"
+  local v; v=$(go env GOVERSION); v=${v#go}
+  version_ge "$v" "$GO_MIN_VERSION" || die "Go $v is too old; Go >= $GO_MIN_VERSION is required (https://go.dev/dl/)"
+}
+
+# Some tools' go.mod carries replace directives, which `go install pkg@v`
+# refuses; building from a throwaway module that requires the tool and
+# repeats those replaces works for every tool alike.
+go_tool() { # NAME MODULE VERSION PACKAGE [REPLACE...]
+  local name=$1 module=$2 version=$3 pkg=$4; shift 4
+  local out=$cache/$name/$version/$name
+  if [ -x "$out" ]; then say "$name $version (cached)"; printf '%s' "$out"; return; fi
+  require_go
+  say "building $name $version (first time only; takes minutes on 2 cores)"
+  local dir; dir=$(mktemp -d)
+  {
+    printf 'module tracelab.local/build/%s\n\ngo %s\n\nrequire %s %s\n' "$name" "$GO_MIN_VERSION" "$module" "$version"
+    local r; for r in "$@"; do printf 'replace %s\n' "$r"; done
+  } >"$dir/go.mod"
+  printf 'package tools\n\nimport _ "%s"\n' "$pkg" >"$dir/tools.go"
+  mkdir -p "$(dirname "$out")"
+  run_logged "$cache/logs/$name-$version.log" bash -c "cd '$dir' && go mod tidy && go build -trimpath -ldflags='-s -w' -o '$out.tmp' '$pkg'"
+  mv "$out.tmp" "$out"; rm -rf "$dir"
+  printf '%s' "$out"
+}
+
+otelcol() {
+  # The manifest's hash is part of the key, so changing the component list rebuilds.
+  local key; key=$OTELCOL_CORE_VERSION-$(sha256sum "$root/infra/local/otelcol-builder.yaml" | cut -c1-12)
+  local out=$cache/otelcol/$key/otelcol-tracelab
+  if [ -x "$out" ]; then say "otelcol $key (cached)"; printf '%s' "$out"; return; fi
+  local builder
+  builder=$(go_tool otelcol-builder go.opentelemetry.io/collector/cmd/builder "$OTELCOL_BUILDER_VERSION" go.opentelemetry.io/collector/cmd/builder)
+  say "building the collector $key (first time only; takes minutes on 2 cores)"
+  local dir; dir=$(mktemp -d)
+  OTELCOL_BUILD_DIR=$dir OTELCOL_CORE_VERSION=$OTELCOL_CORE_VERSION OTELCOL_CONTRIB_VERSION=$OTELCOL_CONTRIB_VERSION \
+    OTELCOL_CONFMAP_VERSION=$OTELCOL_CONFMAP_VERSION envsubst <"$root/infra/local/otelcol-builder.yaml" >"$dir/manifest.yaml"
+  run_logged "$cache/logs/otelcol-$key.log" "$builder" --config "$dir/manifest.yaml"
+  mkdir -p "$(dirname "$out")"; mv "$dir/otelcol-tracelab" "$out"; rm -rf "$dir"
+  printf '%s' "$out"
+}
+
+javaagent() {
+  local out=$cache/otel-javaagent/$OTEL_JAVAAGENT_VERSION/opentelemetry-javaagent.jar
+  if [ -f "$out" ]; then say "opentelemetry-javaagent $OTEL_JAVAAGENT_VERSION (cached)"; printf '%s' "$out"; return; fi
+  command -v mvn >/dev/null || die "Maven is required; install it: apt-get install -y maven"
+  say "fetching opentelemetry-javaagent $OTEL_JAVAAGENT_VERSION from Maven Central"
+  run_logged "$cache/logs/javaagent.log" mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+    "-Dartifact=io.opentelemetry.javaagent:opentelemetry-javaagent:$OTEL_JAVAAGENT_VERSION" \
+    "-DoutputDirectory=$(dirname "$out")" -Dmdep.stripVersion=true
+  printf '%s' "$out"
+}
+
+# Debian packages. Their maintainer scripts would start system services on
+# default ports; the lab runs its own instances, so starting is forbidden
+# while they install.
+apt_install() { # PACKAGE=VERSION...
+  local cmd="apt-get install -y --no-install-recommends $*"
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    die "missing OS packages; install them with: sudo $cmd"
+  fi
+  say "installing $* (apt-get)"
+  local policy=/usr/sbin/policy-rc.d had_policy=0
+  [ -e "$policy" ] && had_policy=1
+  [ $had_policy = 1 ] || { printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod +x "$policy"; }
+  local rc=0
+  run_logged "$cache/logs/apt.log" bash -c "DEBIAN_FRONTEND=noninteractive $cmd" || rc=$?
+  [ $had_policy = 1 ] || rm -f "$policy"
+  return $rc
+}
+
+prometheus_bin() {
+  if ! command -v prometheus >/dev/null; then
+    apt_install "prometheus=$PROMETHEUS_DEB_VERSION"
+    # The package enables a system service; the lab does not use it.
+    pkill -x prometheus 2>/dev/null || true
+  fi
+  say "prometheus $(prometheus --version 2>&1 | head -n1 | awk '{print $3}')"
+  command -v prometheus
+}
+
+postgres_bindir() {
+  local dir=/usr/lib/postgresql/$POSTGRESQL_MAJOR/bin
+  [ -x "$dir/postgres" ] || apt_install "postgresql-$POSTGRESQL_MAJOR"
+  say "postgresql $("$dir/postgres" --version | awk '{print $3}')"
+  printf '%s' "$dir"
+}
+
+main() {
+  local java_home
+  java_home=$("$root/infra/local/find-jdk.sh")
+  say "JDK $java_home"
+  local k6 jaeger pc col agent prom pg
+  k6=$(go_tool k6 go.k6.io/k6 "$K6_VERSION" go.k6.io/k6)
+  pc=$(go_tool process-compose github.com/f1bonacc1/process-compose "$PROCESS_COMPOSE_VERSION" github.com/f1bonacc1/process-compose)
+  col=$(otelcol)
+  jaeger=$(go_tool jaeger github.com/jaegertracing/jaeger "$JAEGER_VERSION" github.com/jaegertracing/jaeger/cmd/jaeger \
+    'github.com/Shopify/sarama => github.com/Shopify/sarama v1.33.0')
+  agent=$(javaagent)
+  prom=$(prometheus_bin)
+  pg=$(postgres_bindir)
+  cat >"$state/tools.env.tmp" <<EOF
+# Written by infra/local/tools.sh; do not edit.
+TRACELAB_CACHE=$cache
+LAB_JAVA_HOME=$java_home
+K6_BIN=$k6
+OTELCOL_BIN=$col
+JAEGER_BIN=$jaeger
+PROCESS_COMPOSE_BIN=$pc
+OTEL_JAVAAGENT_JAR=$agent
+PROMETHEUS_BIN=$prom
+PG_BIN_DIR=$pg
+EOF
+  mv "$state/tools.env.tmp" "$state/tools.env"
+  say "tools ready: $state/tools.env"
+}
+
+export GONOSUMDB=${GONOSUMDB:+$GONOSUMDB,}github.com/open-telemetry,go.opentelemetry.io
+export GOFLAGS=-mod=mod
+main "$@"

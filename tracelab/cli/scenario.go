@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"tracelab/pkg/runtime"
+	"tracelab/pkg/scenario"
+)
+
+func init() {
+	register("scenario", "run, list or validate scenarios (tracelab scenario help)", runScenario)
+}
+
+const scenarioUsage = `usage:
+  tracelab scenario run NAME [--variant baseline|fixed|both|NAME] [--profile smoke|full] [--record] [--keep] [--runtime local]
+  tracelab scenario list
+  tracelab scenario validate [NAME...]`
+
+func runScenario(args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" {
+		fmt.Println(scenarioUsage)
+		return exitOK
+	}
+	root, err := labRoot()
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	switch args[0] {
+	case "list":
+		for _, n := range scenario.List(root) {
+			s, err := scenario.Load(root, n)
+			if err != nil {
+				fmt.Printf("%-16s (invalid: %v)\n", n, err)
+				continue
+			}
+			fmt.Printf("%-16s %s\n", n, s.Title)
+		}
+		return exitOK
+	case "validate":
+		names := args[1:]
+		if len(names) == 0 {
+			names = scenario.List(root)
+		}
+		for _, n := range names {
+			if _, err := scenario.Load(root, n); err != nil {
+				return fail(exitUsage, "%v", err)
+			}
+			fmt.Printf("%s: valid\n", n)
+		}
+		return exitOK
+	case "run":
+		return runScenarioRun(root, args[1:])
+	}
+	return fail(exitUsage, "unknown scenario command %q; run 'tracelab scenario help'", args[0])
+}
+
+func runScenarioRun(root string, args []string) int {
+	name, rest := splitName(args)
+	fs := flag.NewFlagSet("scenario run", flag.ContinueOnError)
+	variant := fs.String("variant", "both", "baseline, fixed, both, all, or a variant's name")
+	profile := fs.String("profile", "smoke", "load profile: smoke (CI) or full (the case's magnitude)")
+	record := fs.Bool("record", false, "write the measured numbers into the scenario's baseline.json")
+	keep := fs.Bool("keep", false, "leave the stack running afterwards (to browse the traces)")
+	rtName := fs.String("runtime", "", "runtime: local (default), kind or eks; also RUNTIME")
+	if err := fs.Parse(rest); err != nil {
+		return exitUsage
+	}
+	if name == "" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+	}
+	if name == "" {
+		return fail(exitUsage, "which scenario? known scenarios: %s", strings.Join(scenario.List(root), ", "))
+	}
+	s, err := scenario.Load(root, name)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	var variants []string
+	switch *variant {
+	case "both":
+		variants = []string{"baseline", "fixed"}
+	case "all":
+		variants = s.VariantNames()
+	default:
+		variants = []string{*variant}
+	}
+
+	rt, err := openRuntime(root, *rtName)
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	k6Bin, err := toolPath(root, "K6_BIN")
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	wasRunning := rt.Running()
+	ctx, stop := interruptible()
+	defer stop()
+	// Whatever happens, a stack this run started does not outlive it
+	// unless asked to.
+	defer func() {
+		if !wasRunning && !*keep {
+			rt.Down(context.Background())
+		}
+	}()
+
+	runner := &scenario.Runner{Root: root, Runtime: rt, K6Bin: k6Bin, Progress: progress}
+	res, err := runner.Run(ctx, s, scenario.Options{Profile: *profile, Variants: variants, Record: *record})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fail(130, "interrupted; stopping what the run started")
+		}
+		return fail(exitRuntime, "%v", err)
+	}
+	scenario.WriteTable(os.Stdout, res)
+	fmt.Printf("result: %s\n", res.ResultFile)
+	if *record {
+		fmt.Printf("recorded: %s/baseline.json (profile %s)\n", s.Dir, *profile)
+	}
+	if wasRunning || *keep {
+		fmt.Printf("Jaeger: %s (the stack is still running; 'make down' stops it)\n", rt.JaegerURL())
+	}
+	if res.Verdict != "pass" {
+		return exitFail
+	}
+	return exitOK
+}
+
+// toolPath reads one tool's path from .state/tools.env.
+func toolPath(root, key string) (string, error) {
+	tools, err := runtime.ReadEnvFile(filepath.Join(root, ".state", "tools.env"))
+	if err != nil {
+		return "", errors.New("the lab's tools are not installed; run 'make tools'")
+	}
+	if tools[key] == "" {
+		return "", fmt.Errorf("%s missing from .state/tools.env; run 'make tools'", key)
+	}
+	return tools[key], nil
+}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"tracelab/pkg/runtime"
+)
+
+func init() {
+	register("up", "start the telemetry stack and the given services (default: all)", runUp)
+	register("down", "stop everything the lab started", runDown)
+	register("status", "show the lab's processes and endpoints", runStatus)
+	register("logs", "follow the lab's logs (optionally of one process)", runLogs)
+}
+
+// allServices are the services the local runtime knows, from the
+// process-compose file's point of view: every Java service under services/.
+func allServices(root string) []string {
+	matches, _ := filepath.Glob(filepath.Join(root, "services", "*", "pom.xml"))
+	var out []string
+	for _, m := range matches {
+		out = append(out, filepath.Base(filepath.Dir(m)))
+	}
+	return out
+}
+
+func runUp(args []string) int {
+	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	rtName := fs.String("runtime", "", "runtime: local (default), kind or eks")
+	variant := fs.String("variant", "default", "value of the lab.variant resource attribute")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	root, err := labRoot()
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	rt, err := openRuntime(root, *rtName)
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	services := fs.Args()
+	if len(services) == 0 {
+		services = allServices(root)
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	if err := rt.Up(ctx, services, runtime.Settings{}, *variant); err != nil {
+		rt.Down(context.Background())
+		return fail(exitRuntime, "%v", err)
+	}
+	progress("ready: %s; Jaeger %s", strings.Join(services, ", "), rt.JaegerURL())
+	return exitOK
+}
+
+func runDown(args []string) int {
+	root, err := labRoot()
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	rt, err := openRuntime(root, "")
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	if err := rt.Down(context.Background()); err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	return exitOK
+}
+
+func runStatus(args []string) int {
+	root, err := labRoot()
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	rt, err := openRuntime(root, "")
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	l, ok := rt.(*runtime.Local)
+	if !ok {
+		return fail(exitUsage, "status is only implemented for the local runtime")
+	}
+	out, err := l.Status(context.Background())
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	fmt.Print(out)
+	return exitOK
+}
+
+// runLogs follows the per-process log files the local runtime writes.
+func runLogs(args []string) int {
+	root, err := labRoot()
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	dir := filepath.Join(root, ".state", "logs")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	if len(args) > 0 {
+		files = []string{filepath.Join(dir, args[0]+".log")}
+		if _, err := os.Stat(files[0]); err != nil {
+			return fail(exitUsage, "no log for %q in .state/logs", args[0])
+		}
+	}
+	if len(files) == 0 {
+		return fail(exitUsage, "no logs yet in .state/logs; start the lab with 'make up'")
+	}
+	cmd := exec.Command("tail", append([]string{"-n", "20", "-F"}, files...)...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	ctx, stop := interruptible()
+	defer stop()
+	if err := cmd.Start(); err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	go func() { <-ctx.Done(); cmd.Process.Kill() }()
+	cmd.Wait()
+	return exitOK
+}

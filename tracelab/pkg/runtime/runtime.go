@@ -1,0 +1,83 @@
+// Package runtime is the one interface through which the scenario runner
+// reaches a place where the lab runs: plain local processes (the default),
+// or a Kubernetes cluster (kind, EKS) in later work.
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Settings are startup settings per service: service -> VARIABLE -> value.
+type Settings map[string]map[string]string
+
+// Runtime brings services up with a variant's settings, says where the
+// endpoints are, and tears everything down.
+type Runtime interface {
+	Name() string
+	// Up starts the services (and the telemetry stack they depend on), or
+	// restarts those whose settings changed, and returns once all are ready.
+	// variant is recorded on every span as the resource attribute lab.variant.
+	Up(ctx context.Context, services []string, settings Settings, variant string) error
+	// Endpoint is the base URL of a service's HTTP API.
+	Endpoint(service string) (string, error)
+	// JaegerURL is the base URL of Jaeger's query API.
+	JaegerURL() string
+	// Down stops everything the runtime started; it is safe to call twice.
+	Down(ctx context.Context) error
+	// Running tells whether the runtime's stack is up.
+	Running() bool
+}
+
+// New returns the runtime called name; root is the lab's checkout.
+func New(name, root string) (Runtime, error) {
+	switch name {
+	case "", "local":
+		return NewLocal(root)
+	case "kind", "eks":
+		return nil, fmt.Errorf("runtime %q is not available yet: the Kubernetes runtimes come with the k8s/ work; use RUNTIME=local", name)
+	default:
+		return nil, fmt.Errorf("unknown runtime %q; known runtimes: local, kind, eks", name)
+	}
+}
+
+// ReadEnvFile parses KEY=VALUE lines, skipping blanks and # comments.
+func ReadEnvFile(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: expected KEY=VALUE", filepath.Base(path), i+1)
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out, nil
+}
+
+// envFileContent renders vars as a sorted KEY=VALUE file, so that equal
+// settings give equal bytes and a restart happens only on a real change.
+func envFileContent(vars map[string]string) string {
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# Written by tracelab: the startup settings of this service's current variant.\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, vars[k])
+	}
+	return b.String()
+}

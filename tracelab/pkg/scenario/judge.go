@@ -1,0 +1,145 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"tracelab/pkg/detect"
+)
+
+// Check is one judged expectation; the run passes when all are OK.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Judge compares the measured variants with the scenario's expectations and
+// with the recorded baseline of the same profile.
+func Judge(s *Scenario, profile string, measured []VariantResult, base *Baseline) []Check {
+	var checks []Check
+	byName := map[string]VariantResult{}
+	for _, v := range measured {
+		byName[v.Variant] = v
+		checks = append(checks, Check{
+			Name:   v.Variant + ": every request succeeded",
+			OK:     v.Load.Requests > 0 && v.Load.Failed == 0,
+			Detail: fmt.Sprintf("%d requests, %.1f%% failed", v.Load.Requests, 100*v.Load.Failed),
+		})
+		exp := s.Expectations.Variants[v.Variant]
+		for _, want := range exp.Present {
+			checks = append(checks, checkPresent(v, want))
+		}
+		for _, id := range exp.Absent {
+			checks = append(checks, checkAbsent(v, id))
+		}
+		if rec, ok := base.Lookup(profile, v.Variant); ok {
+			checks = append(checks, checkAgainstRecord(v, rec, s.Expectations.StructureTolerance)...)
+		}
+	}
+	for _, r := range s.Expectations.Ratios {
+		checks = append(checks, checkRatio(r, profile, byName, base))
+	}
+	return checks
+}
+
+func checkPresent(v VariantResult, want FindingExpectation) Check {
+	c := Check{Name: fmt.Sprintf("%s: %s found", v.Variant, want.Detector)}
+	var candidates []string
+	for _, f := range v.Analysis.Findings {
+		if f.Detector != want.Detector || (want.Service != "" && f.Service != want.Service) {
+			continue
+		}
+		candidates = append(candidates, describe(f))
+		if f.CallsPerTrace >= want.MinCallsPerTrace && f.ShareOfParent >= want.MinShareOfParent &&
+			f.ShareOfCriticalPath >= want.MinShareOfCriticalPath {
+			c.OK, c.Detail = true, describe(f)
+			return c
+		}
+	}
+	need := fmt.Sprintf("need ≥%.0f calls/trace, ≥%.0f%% of parent, ≥%.0f%% of critical path",
+		want.MinCallsPerTrace, 100*want.MinShareOfParent, 100*want.MinShareOfCriticalPath)
+	if len(candidates) == 0 {
+		c.Detail = "no such finding; " + need
+	} else {
+		c.Detail = strings.Join(candidates, "; ") + " — too weak: " + need
+	}
+	return c
+}
+
+func checkAbsent(v VariantResult, id string) Check {
+	c := Check{Name: fmt.Sprintf("%s: no %s", v.Variant, id), OK: true, Detail: "none found"}
+	for _, f := range v.Analysis.Findings {
+		if f.Detector == id {
+			c.OK, c.Detail = false, "found: "+describe(f)
+			return c
+		}
+	}
+	return c
+}
+
+// checkAgainstRecord guards against a pathology that silently stops
+// reproducing: the same findings as recorded, and the same request shape.
+func checkAgainstRecord(v VariantResult, rec RecordedVariant, tol float64) []Check {
+	got := findingIDs(v)
+	checks := []Check{{
+		Name:   v.Variant + ": same findings as baseline.json",
+		OK:     slices.Equal(got, rec.Findings),
+		Detail: fmt.Sprintf("now %v, recorded %v", got, rec.Findings),
+	}}
+	if tol == 0 {
+		return checks
+	}
+	for _, m := range []string{"calls_per_request", "spans_per_request"} {
+		now, was := v.Metrics[m], rec.Metrics[m]
+		drift := math.Abs(now-was) / math.Max(was, 1)
+		checks = append(checks, Check{
+			Name:   fmt.Sprintf("%s: %s within %.0f%% of baseline.json", v.Variant, m, 100*tol),
+			OK:     drift <= tol,
+			Detail: fmt.Sprintf("now %.1f, recorded %.1f", now, was),
+		})
+	}
+	return checks
+}
+
+// checkRatio takes a variant's value from this run, or from baseline.json
+// when the variant was not run: that is how a fix alone is validated
+// against the recorded baseline.
+func checkRatio(r Ratio, profile string, measured map[string]VariantResult, base *Baseline) Check {
+	c := Check{Name: fmt.Sprintf("%s(%s) / %s(%s) ≥ %g", r.Metric, r.Numerator, r.Metric, r.Denominator, r.Min)}
+	value := func(variant string) (float64, string, bool) {
+		if v, ok := measured[variant]; ok {
+			return v.Metrics[r.Metric], "now", true
+		}
+		if rec, ok := base.Lookup(profile, variant); ok {
+			return rec.Metrics[r.Metric], "recorded", true
+		}
+		return 0, "", false
+	}
+	num, numSrc, ok1 := value(r.Numerator)
+	den, denSrc, ok2 := value(r.Denominator)
+	switch {
+	case !ok1 || !ok2:
+		c.Detail = fmt.Sprintf("needs both variants, measured now or recorded in baseline.json for profile %s", profile)
+	case den <= 0:
+		c.Detail = fmt.Sprintf("%s(%s) is %g", r.Metric, r.Denominator, den)
+	default:
+		ratio := num / den
+		c.OK = ratio >= r.Min
+		c.Detail = fmt.Sprintf("%.1f× (%s %.1f %s / %s %.1f %s)", ratio, r.Numerator, num, numSrc, r.Denominator, den, denSrc)
+	}
+	return c
+}
+
+func describe(f detect.Finding) string {
+	s := fmt.Sprintf("%s in %s: %s", f.Detector, f.Service, f.Operation)
+	if f.CallsPerTrace > 0 {
+		s += fmt.Sprintf(", %.0f calls/trace", f.CallsPerTrace)
+	}
+	if f.ShareOfParent > 0 {
+		s += fmt.Sprintf(", %.0f%% of parent", 100*f.ShareOfParent)
+	}
+	return s + fmt.Sprintf(", %.0f%% of critical path", 100*f.ShareOfCriticalPath)
+}

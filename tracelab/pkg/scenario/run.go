@@ -1,0 +1,272 @@
+package scenario
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"tracelab/pkg/analyze"
+	"tracelab/pkg/detect"
+	"tracelab/pkg/jaeger"
+	"tracelab/pkg/k6"
+	"tracelab/pkg/otlp"
+	"tracelab/pkg/runtime"
+	"tracelab/pkg/trace"
+)
+
+// Options select what a run does.
+type Options struct {
+	Profile  string
+	Variants []string // in run order
+	Record   bool     // write the measured numbers into baseline.json
+}
+
+// Runner runs a scenario's variants on a runtime, one after another.
+type Runner struct {
+	Root     string
+	Runtime  runtime.Runtime
+	K6Bin    string
+	Progress func(format string, a ...any)
+}
+
+// VariantResult is everything measured for one variant.
+type VariantResult struct {
+	Variant  string           `json:"variant"`
+	Settings runtime.Settings `json:"settings"`
+	Window   struct {
+		Start time.Time `json:"start"`
+		End   time.Time `json:"end"`
+	} `json:"window"`
+	Load       k6.Summary         `json:"load"`
+	Metrics    map[string]float64 `json:"metrics"`
+	Analysis   analyze.Report     `json:"analysis"`
+	TracesFile string             `json:"traces_file"`
+}
+
+// Result is the full record of a run, written as JSON under .state/results.
+type Result struct {
+	Scenario   string          `json:"scenario"`
+	Profile    string          `json:"profile"`
+	Runtime    string          `json:"runtime"`
+	StartedAt  time.Time       `json:"started_at"`
+	Variants   []VariantResult `json:"variants"`
+	Checks     []Check         `json:"checks"`
+	Verdict    string          `json:"verdict"` // "pass" or "fail"
+	ResultFile string          `json:"-"`
+}
+
+// Run executes every selected variant and judges the expectations. An
+// error means the run could not be completed; a failed expectation is a
+// Result with Verdict "fail".
+func (r *Runner) Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
+	if _, ok := s.Load.Profiles[opt.Profile]; !ok {
+		return nil, fmt.Errorf("scenario %s has no profile %q; profiles: %s", s.Name, opt.Profile, joinKeys(s.Load.Profiles))
+	}
+	for _, v := range opt.Variants {
+		if _, ok := s.Variants[v]; !ok {
+			return nil, fmt.Errorf("scenario %s has no variant %q; variants: %s", s.Name, v, joinKeys(s.Variants))
+		}
+	}
+	res := &Result{Scenario: s.Name, Profile: opt.Profile, Runtime: r.Runtime.Name(), StartedAt: time.Now().UTC()}
+	dir := filepath.Join(r.Root, ".state", "results", s.Name+"-"+res.StartedAt.Format("20060102T150405Z"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, v := range opt.Variants {
+		vr, err := r.runVariant(ctx, s, opt.Profile, v, dir)
+		if err != nil {
+			return nil, fmt.Errorf("variant %s: %w", v, err)
+		}
+		res.Variants = append(res.Variants, *vr)
+	}
+
+	base, err := LoadBaseline(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	res.Checks = Judge(s, opt.Profile, res.Variants, base)
+	res.Verdict = "pass"
+	for _, c := range res.Checks {
+		if !c.OK {
+			res.Verdict = "fail"
+		}
+	}
+	if opt.Record {
+		base.Record(opt.Profile, res)
+		if err := base.Save(s.Dir); err != nil {
+			return nil, err
+		}
+	}
+	res.ResultFile = filepath.Join(dir, "result.json")
+	data, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(res.ResultFile, data, 0o644); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, dir string) (*VariantResult, error) {
+	p := s.Load.Profiles[profile]
+	vr := &VariantResult{Variant: variant, Settings: s.SettingsFor(profile, variant)}
+	r.Progress("[%s] bringing up %v with the %s settings", variant, s.Services, variant)
+	if err := r.Runtime.Up(ctx, s.Services, vr.Settings, variant); err != nil {
+		return nil, err
+	}
+	base, err := r.Runtime.Endpoint(s.Entrypoint.Service)
+	if err != nil {
+		return nil, err
+	}
+	jc := jaeger.New(r.Runtime.JaegerURL())
+	if err := jc.Ping(ctx); err != nil {
+		return nil, err
+	}
+	if p.Warmup > 0 {
+		r.Progress("[%s] warming up: %d request(s)", variant, p.Warmup)
+		if err := warmUp(ctx, s.Entrypoint, base, p.Warmup); err != nil {
+			return nil, err
+		}
+	}
+
+	r.Progress("[%s] running k6 %s (%s profile)", variant, s.Load.Script, profile)
+	env := map[string]string{"TARGET": base}
+	for k, v := range p.Env {
+		env[k] = v
+	}
+	logFile, err := os.Create(filepath.Join(dir, variant+"-k6.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	vr.Window.Start = time.Now()
+	sum, err := k6.Run(ctx, r.K6Bin, filepath.Join(r.Root, s.Load.Script), env, filepath.Join(dir, variant+"-k6-summary.json"), logFile, r.progressFor(variant))
+	if err != nil {
+		return nil, err
+	}
+	vr.Window.End = time.Now()
+	vr.Load = *sum
+	r.Progress("[%s] k6: %d requests, p50 %s, p95 %s, %.1f%% failed", variant, sum.Requests, ms(sum.P50Ms), ms(sum.P95Ms), 100*sum.Failed)
+
+	r.Progress("[%s] waiting for the run's traces in Jaeger", variant)
+	raw, traces, err := r.collectTraces(ctx, jc, s.Entrypoint.Service, vr.Window.Start, vr.Window.End, sum.Requests)
+	if err != nil {
+		return nil, err
+	}
+	vr.TracesFile = filepath.Join(dir, variant+"-traces.json")
+	if err := os.WriteFile(vr.TracesFile, raw, 0o644); err != nil {
+		return nil, err
+	}
+	vr.Analysis = analyze.Analyze(traces, detect.All())
+	vr.Metrics = metricsOf(sum, vr.Analysis, s.Entrypoint.Service)
+	return vr, nil
+}
+
+func (r *Runner) progressFor(variant string) func(string, ...any) {
+	return func(format string, a ...any) { r.Progress("["+variant+"] "+format, a...) }
+}
+
+// collectTraces polls Jaeger until it holds a trace for every request of
+// the run and the span count has stopped growing: spans of one trace
+// arrive from several services, each with its own export delay.
+func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, service string, from, to time.Time, want int) ([]byte, []*trace.Trace, error) {
+	const limit = 2 * time.Minute
+	deadline := time.Now().Add(limit)
+	lastSpans, stable := -1, 0
+	for {
+		raw, err := jc.FindTraces(ctx, service, from, to.Add(time.Second), want+100)
+		if err != nil {
+			return nil, nil, err
+		}
+		traces, err := otlp.Parse(bytes.NewReader(raw))
+		if err != nil {
+			return nil, nil, fmt.Errorf("Jaeger returned traces tracelab cannot read: %v", err)
+		}
+		traces = rootedAt(traces, service)
+		spans := 0
+		for _, t := range traces {
+			spans += len(t.Spans)
+		}
+		if len(traces) >= want && spans == lastSpans {
+			stable++
+		} else {
+			stable = 0
+		}
+		if stable >= 2 {
+			return raw, traces, nil
+		}
+		lastSpans = spans
+		if time.Now().After(deadline) {
+			return nil, nil, fmt.Errorf("after %s Jaeger holds %d of the run's %d traces (%d spans); is the collector exporting? see .state/logs/otelcol.log", limit, len(traces), want, spans)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// rootedAt keeps the traces whose root span belongs to service: those are
+// the requests the load test sent to the entrypoint.
+func rootedAt(traces []*trace.Trace, service string) []*trace.Trace {
+	var out []*trace.Trace
+	for _, t := range traces {
+		if t.Root != nil && t.Root.Service == service {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func warmUp(ctx context.Context, ep Entrypoint, base string, n int) error {
+	client := &http.Client{Timeout: 3 * time.Minute}
+	for i := 0; i < n; i++ {
+		req, err := http.NewRequestWithContext(ctx, ep.Method, base+ep.Path, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return fmt.Errorf("warm-up request %s %s failed: %v", ep.Method, ep.Path, err)
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			return fmt.Errorf("warm-up request %s %s answered %s: %s", ep.Method, ep.Path, resp.Status, bytes.TrimSpace(body))
+		}
+	}
+	return nil
+}
+
+// metricsOf names the numbers expectations and baselines refer to.
+func metricsOf(s *k6.Summary, rep analyze.Report, service string) map[string]float64 {
+	m := map[string]float64{
+		"p50_ms":         s.P50Ms,
+		"p95_ms":         s.P95Ms,
+		"mean_ms":        s.MeanMs,
+		"throughput_rps": s.ThroughputRPS,
+		"error_rate":     s.Failed,
+	}
+	var traces int
+	for _, rq := range rep.Requests {
+		traces += rq.Traces
+	}
+	for _, rq := range rep.Requests {
+		w := float64(rq.Traces) / float64(max(traces, 1))
+		m["spans_per_request"] += w * rq.SpansPerTrace
+		m["calls_per_request"] += w * rq.CallsPerTrace
+	}
+	return m
+}
+
+func ms(v float64) string {
+	if v >= 1000 {
+		return fmt.Sprintf("%.2fs", v/1000)
+	}
+	return fmt.Sprintf("%.0fms", v)
+}

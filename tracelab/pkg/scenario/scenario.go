@@ -1,0 +1,278 @@
+// Package scenario loads and validates scenarios/<name>/scenario.yaml, the
+// contract between a scenario's author and the runner, and runs them.
+package scenario
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"gopkg.in/yaml.v3"
+
+	"tracelab/pkg/runtime"
+)
+
+//go:embed schema.json
+var schemaJSON []byte
+
+// Settings are startup settings per service: service -> VARIABLE -> value.
+type Settings = runtime.Settings
+
+// Scenario is one scenario.yaml. Field meanings are in schema.json and the README.
+type Scenario struct {
+	Name         string             `json:"name"`
+	Title        string             `json:"title"`
+	CaseStudy    string             `json:"case_study"`
+	Services     []string           `json:"services"`
+	Entrypoint   Entrypoint         `json:"entrypoint"`
+	Load         LoadSpec           `json:"load"`
+	Variants     map[string]Variant `json:"variants"`
+	Expectations Expectations       `json:"expectations"`
+
+	Dir string `json:"-"` // scenarios/<name>
+}
+
+type Entrypoint struct {
+	Service string `json:"service"`
+	Method  string `json:"method"`
+	Path    string `json:"path"`
+}
+
+type LoadSpec struct {
+	Script   string             `json:"script"`
+	Profiles map[string]Profile `json:"profiles"`
+}
+
+type Profile struct {
+	Warmup   int               `json:"warmup"`
+	Env      map[string]string `json:"env"`
+	Settings Settings          `json:"settings"`
+}
+
+type Variant struct {
+	Description string   `json:"description"`
+	Settings    Settings `json:"settings"`
+}
+
+type Expectations struct {
+	Variants           map[string]VariantExpectation `json:"variants"`
+	StructureTolerance float64                       `json:"structure_tolerance"`
+	Ratios             []Ratio                       `json:"ratios"`
+}
+
+type VariantExpectation struct {
+	Present []FindingExpectation `json:"present"`
+	Absent  []string             `json:"absent"`
+}
+
+type FindingExpectation struct {
+	Detector               string  `json:"detector"`
+	Service                string  `json:"service"`
+	MinCallsPerTrace       float64 `json:"min_calls_per_trace"`
+	MinShareOfParent       float64 `json:"min_share_of_parent"`
+	MinShareOfCriticalPath float64 `json:"min_share_of_critical_path"`
+}
+
+// Ratio requires metric(numerator) / metric(denominator) >= Min.
+type Ratio struct {
+	Metric      string  `json:"metric"`
+	Numerator   string  `json:"numerator"`
+	Denominator string  `json:"denominator"`
+	Min         float64 `json:"min"`
+}
+
+// List returns the names of the scenarios under root/scenarios.
+func List(root string) []string {
+	matches, _ := filepath.Glob(filepath.Join(root, "scenarios", "*", "scenario.yaml"))
+	names := make([]string, 0, len(matches))
+	for _, m := range matches {
+		names = append(names, filepath.Base(filepath.Dir(m)))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ErrUnknown is returned by Load for a scenario that does not exist.
+var ErrUnknown = errors.New("unknown scenario")
+
+// Load reads and validates scenarios/<name>/scenario.yaml. Errors name the
+// file and the offending field.
+func Load(root, name string) (*Scenario, error) {
+	dir := filepath.Join(root, "scenarios", name)
+	path := filepath.Join(dir, "scenario.yaml")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w %q; known scenarios: %s", ErrUnknown, name, strings.Join(List(root), ", "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", relPath(root, path), err)
+	}
+	if s.Name != name {
+		return nil, fmt.Errorf("%s: field name: %q does not match its folder %q", relPath(root, path), s.Name, name)
+	}
+	if _, err := os.Stat(filepath.Join(root, s.Load.Script)); err != nil {
+		return nil, fmt.Errorf("%s: field load.script: %s does not exist", relPath(root, path), s.Load.Script)
+	}
+	s.Dir = dir
+	return s, nil
+}
+
+// Parse validates a scenario document against the schema, then checks the
+// references between its parts.
+func Parse(data []byte) (*Scenario, error) {
+	var doc any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("not valid YAML: %s", firstLine(err.Error()))
+	}
+	// Round-trip through JSON so the schema sees JSON types only.
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("not a mapping of plain values: %v", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	if err := compiledSchema().Validate(inst); err != nil {
+		return nil, schemaError(err)
+	}
+	var s Scenario
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	return &s, s.checkReferences()
+}
+
+func (s *Scenario) checkReferences() error {
+	known := map[string]bool{}
+	for _, svc := range s.Services {
+		known[svc] = true
+	}
+	if !known[s.Entrypoint.Service] {
+		return fmt.Errorf("field entrypoint.service: %q is not in services", s.Entrypoint.Service)
+	}
+	checkSettings := func(field string, st Settings) error {
+		for svc := range st {
+			if !known[svc] {
+				return fmt.Errorf("field %s.%s: %q is not in services", field, svc, svc)
+			}
+		}
+		return nil
+	}
+	for name, p := range s.Load.Profiles {
+		if err := checkSettings("load.profiles."+name+".settings", p.Settings); err != nil {
+			return err
+		}
+	}
+	for name, v := range s.Variants {
+		if err := checkSettings("variants."+name+".settings", v.Settings); err != nil {
+			return err
+		}
+	}
+	for name := range s.Expectations.Variants {
+		if _, ok := s.Variants[name]; !ok {
+			return fmt.Errorf("field expectations.variants.%s: no such variant", name)
+		}
+	}
+	for i, r := range s.Expectations.Ratios {
+		for _, v := range []string{r.Numerator, r.Denominator} {
+			if _, ok := s.Variants[v]; !ok {
+				return fmt.Errorf("field expectations.ratios[%d]: no such variant %q", i, v)
+			}
+		}
+	}
+	return nil
+}
+
+// VariantNames returns baseline and fixed first, then the others sorted.
+func (s *Scenario) VariantNames() []string {
+	names := []string{"baseline", "fixed"}
+	var rest []string
+	for n := range s.Variants {
+		if n != "baseline" && n != "fixed" {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(names, rest...)
+}
+
+// SettingsFor merges the profile's settings under the variant's: a variant
+// decides the pathology, a profile only its size.
+func (s *Scenario) SettingsFor(profile, variant string) Settings {
+	out := Settings{}
+	for _, src := range []Settings{s.Load.Profiles[profile].Settings, s.Variants[variant].Settings} {
+		for svc, vars := range src {
+			if out[svc] == nil {
+				out[svc] = map[string]string{}
+			}
+			for k, v := range vars {
+				out[svc][k] = v
+			}
+		}
+	}
+	return out
+}
+
+var compiled *jsonschema.Schema
+
+func compiledSchema() *jsonschema.Schema {
+	if compiled == nil {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+		if err != nil {
+			panic("embedded schema: " + err.Error())
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("scenario.schema.json", doc); err != nil {
+			panic("embedded schema: " + err.Error())
+		}
+		compiled = c.MustCompile("scenario.schema.json")
+	}
+	return compiled
+}
+
+// schemaError turns the validator's tree of causes into one line that names
+// the deepest offending field, e.g. "field variants.fixed.settings: ...".
+func schemaError(err error) error {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	leaf := ve
+	for len(leaf.Causes) > 0 {
+		leaf = leaf.Causes[0]
+	}
+	field := strings.Join(leaf.InstanceLocation, ".")
+	if field == "" {
+		field = "(top level)"
+	}
+	msg := leaf.ErrorKind.LocalizedString(message.NewPrinter(language.English))
+	return fmt.Errorf("field %s: %s", field, msg)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func relPath(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil {
+		return r
+	}
+	return path
+}
