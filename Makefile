@@ -27,7 +27,7 @@ help: ## list the targets
 	@echo "Trace Pathology Lab — make <target>"
 	@grep -hE '^[a-zA-Z%_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
 	@echo
-	@echo "  scenarios: $(notdir $(wildcard scenarios/*))   (PROFILE=full|smoke VARIANT=both|baseline|fixed)"
+	@echo "  scenarios: $(notdir $(wildcard scenarios/*))   (PROFILE=full|smoke VARIANT=both|baseline|fixed KEEP=1)"
 
 # Always runs: with everything cached it only checks, in about a second.
 tools: ## build or fetch every pinned tool into ~/.cache/tracelab (once per version)
@@ -57,7 +57,7 @@ logs: ## follow the logs of every process (Ctrl-C to stop)
 	@$(TRACELAB) logs
 
 scenario-%: tools build ## reproduce a pathology, analyze its traces, run the fix and judge it
-	$(TRACELAB) scenario run $* --profile $(PROFILE) --variant $(VARIANT)
+	$(TRACELAB) scenario run $* --profile $(PROFILE) --variant $(VARIANT) $(if $(KEEP),--keep)
 
 test: tools build test-static test-go test-java test-e2e ## every test: static checks, unit tests, end-to-end smoke runs
 
@@ -80,7 +80,7 @@ test-e2e: tools build
 
 bench: tools build ## benchmarks: analyzer spans/s, make-up cold/warm time, stack memory
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x
-	infra/local/bench-stack.sh
+	$(TRACELAB) bench-stack
 
 clean: down ## stop the lab and remove its state and build output (the tool cache stays)
 	rm -rf $(STATE)

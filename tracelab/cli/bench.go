@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"tracelab/pkg/k6"
+	"tracelab/pkg/runtime"
+	"tracelab/pkg/scenario"
+)
+
+func init() {
+	register("bench-stack", "benchmark the local stack: cold and warm 'up', variant switch, peak memory under load", runBenchStack)
+}
+
+// runBenchStack measures, in one run: a cold start (stack down, every
+// process starts), a warm start (stack up: only the readiness checks), a
+// variant switch (one service restarts), and the peak resident memory of
+// the whole stack while a scenario's smoke load runs.
+func runBenchStack(args []string) int {
+	fs := flag.NewFlagSet("bench-stack", flag.ContinueOnError)
+	name := fs.String("scenario", "nplus1", "scenario whose services and smoke load are used")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	root, err := labRoot()
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	s, err := scenario.Load(root, *name)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	rt, err := openRuntime(root, "local")
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	local := rt.(*runtime.Local)
+	k6Bin, err := toolPath(root, "K6_BIN")
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	defer rt.Down(context.Background())
+	if err := rt.Down(ctx); err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+
+	timed := func(variant string) (time.Duration, error) {
+		t0 := time.Now()
+		err := rt.Up(ctx, s.Services, s.SettingsFor("smoke", variant), variant)
+		return time.Since(t0), err
+	}
+	out := map[string]float64{}
+	cold, err := timed("baseline")
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	warm, err := timed("baseline")
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	switched, err := timed("fixed")
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	if _, err := timed("baseline"); err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	out["up_cold_s"], out["up_warm_s"], out["variant_switch_s"] = cold.Seconds(), warm.Seconds(), switched.Seconds()
+
+	// Peak memory: sample every process's resident set while the smoke load runs.
+	var peak int64
+	done := make(chan struct{})
+	go func() {
+		for {
+			if m, err := local.MemoryBytes(ctx); err == nil && m > peak {
+				peak = m
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	base, _ := rt.Endpoint(s.Entrypoint.Service)
+	env := map[string]string{"TARGET": base}
+	for k, v := range s.Load.Profiles["smoke"].Env {
+		env[k] = v
+	}
+	dir := filepath.Join(root, ".state", "results")
+	os.MkdirAll(dir, 0o755)
+	log, _ := os.Create(filepath.Join(dir, "bench-stack-k6.log"))
+	defer log.Close()
+	progress("running the %s smoke load (baseline) while sampling memory", s.Name)
+	_, err = k6.Run(ctx, k6Bin, filepath.Join(root, s.Load.Script), env, filepath.Join(dir, "bench-stack-k6.json"), log, progress)
+	close(done)
+	if err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	out["peak_rss_mib"] = float64(peak) / (1 << 20)
+
+	fmt.Printf("\nlocal stack (%s services + collector, Jaeger, Prometheus)\n", s.Name)
+	fmt.Printf("  make up, cold (stack down)      %6.1f s\n", out["up_cold_s"])
+	fmt.Printf("  make up, warm (stack up)        %6.1f s\n", out["up_warm_s"])
+	fmt.Printf("  variant switch (one restart)    %6.1f s\n", out["variant_switch_s"])
+	fmt.Printf("  peak resident memory under load %6.0f MiB\n", out["peak_rss_mib"])
+	data, _ := json.MarshalIndent(out, "", "  ")
+	path := filepath.Join(dir, "bench-stack.json")
+	os.WriteFile(path, data, 0o644)
+	fmt.Printf("result: %s\n", path)
+	return exitOK
+}

@@ -1,0 +1,222 @@
+//go:build e2e
+
+// Package e2e runs the tracelab binary against the real local stack:
+// collector, Jaeger, Prometheus and the services as plain processes.
+// Run with `make test-e2e` (it builds the binary and the tools first).
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"tracelab/pkg/runtime"
+	"tracelab/pkg/scenario"
+)
+
+func root(t *testing.T) string {
+	t.Helper()
+	r, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func bin(t *testing.T) string {
+	t.Helper()
+	b := os.Getenv("TRACELAB_BIN")
+	if b == "" {
+		t.Fatal("TRACELAB_BIN is not set; run through 'make test-e2e'")
+	}
+	return b
+}
+
+type run struct {
+	code           int
+	stdout, stderr string
+}
+
+func tracelab(t *testing.T, env []string, args ...string) run {
+	t.Helper()
+	cmd := exec.Command(bin(t), args...)
+	cmd.Dir = root(t)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := run{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("tracelab %v: %v", args, err)
+	}
+	return r
+}
+
+// labPorts are every port of infra/local/ports.env.
+func labPorts(t *testing.T) map[string]string {
+	t.Helper()
+	p, err := runtime.ReadEnvFile(filepath.Join(root(t), "infra", "local", "ports.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// assertNothingLeft proves no lab process survived: every lab port can be
+// bound again and process-compose's pid file is gone.
+func assertNothingLeft(t *testing.T) {
+	t.Helper()
+	for name, port := range labPorts(t) {
+		var err error
+		for i := 0; i < 50; i++ { // a port closes a moment after its process exits
+			var ln net.Listener
+			if ln, err = net.Listen("tcp", "127.0.0.1:"+port); err == nil {
+				ln.Close()
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			t.Errorf("port %s (%s) still in use after the lab stopped", port, name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root(t), ".state", "process-compose.pid")); err == nil {
+		t.Errorf("process-compose.pid still present")
+	}
+}
+
+func TestUnknownScenario(t *testing.T) {
+	r := tracelab(t, nil, "scenario", "run", "no-such-thing")
+	if r.code != 2 || !strings.Contains(r.stderr, "known scenarios: ") || !strings.Contains(r.stderr, "nplus1") {
+		t.Fatalf("want exit 2 listing the known scenarios, got %d: %q", r.code, r.stderr)
+	}
+	if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n != 0 {
+		t.Errorf("want a one-line error, got %d lines", n+1)
+	}
+}
+
+func TestMalformedScenarioNamesTheField(t *testing.T) {
+	tmp := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(root(t), "scenarios", "nplus1", "scenario.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(src), "min: 25", "min: lots", 1)
+	dir := filepath.Join(tmp, "scenarios", "nplus1")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(bad), 0o644)
+	r := tracelab(t, []string{"TRACELAB_ROOT=" + tmp}, "scenario", "run", "nplus1")
+	if r.code != 2 || !strings.Contains(r.stderr, "expectations.ratios.0.min") {
+		t.Fatalf("want exit 2 naming expectations.ratios.0.min, got %d: %q", r.code, r.stderr)
+	}
+}
+
+func TestPortTakenIsNamedAndNothingStarts(t *testing.T) {
+	port := labPorts(t)["JAEGER_QUERY_PORT"]
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		t.Skipf("port %s is busy already: %v", port, err)
+	}
+	r := tracelab(t, nil, "up")
+	ln.Close()
+	if r.code != 3 || !strings.Contains(r.stderr, "port "+port) || !strings.Contains(r.stderr, "JAEGER_QUERY_PORT") {
+		t.Fatalf("want exit 3 naming port %s, got %d: %q", port, r.code, r.stderr)
+	}
+	assertNothingLeft(t)
+}
+
+// TestInterruptLeavesNothingRunning sends Ctrl-C's signal while the stack
+// is starting and checks that tracelab stops everything it started.
+func TestInterruptLeavesNothingRunning(t *testing.T) {
+	cmd := exec.Command(bin(t), "scenario", "run", "nplus1", "--profile", "smoke", "--variant", "baseline")
+	cmd.Dir = root(t)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once process-compose has started processes.
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "started process-compose") {
+			break
+		}
+	}
+	time.Sleep(3 * time.Second) // let some processes come up: the point is to catch them mid-start
+	cmd.Process.Signal(syscall.SIGINT)
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("want exit 130 after SIGINT, got %v", err)
+	}
+	assertNothingLeft(t)
+}
+
+// TestNplus1Smoke is the scenario's smoke profile on the real stack: the
+// baseline must show the N+1, the fix must not, and the verdict must pass.
+func TestNplus1Smoke(t *testing.T) {
+	r := tracelab(t, nil, "scenario", "run", "nplus1", "--profile", "smoke")
+	t.Log(r.stdout)
+	if r.code != 0 {
+		t.Fatalf("scenario run exited %d: %s", r.code, r.stderr)
+	}
+	var resultPath string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if p, ok := strings.CutPrefix(line, "result: "); ok {
+			resultPath = p
+		}
+	}
+	data, err := os.ReadFile(resultPath)
+	if err != nil {
+		t.Fatalf("result file: %v", err)
+	}
+	var res scenario.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "pass" {
+		t.Errorf("verdict %q", res.Verdict)
+	}
+	items := 200 // PRICING_ITEM_COUNT of the smoke profile
+	for _, v := range res.Variants {
+		var nplus1 []string
+		for _, f := range v.Analysis.Findings {
+			if f.Detector == "n-plus-one" {
+				nplus1 = append(nplus1, fmt.Sprintf("%.0f calls, %.2f of parent", f.CallsPerTrace, f.ShareOfParent))
+				if v.Variant == "baseline" && (f.CallsPerTrace != float64(items) || f.ShareOfParent < 0.9) {
+					t.Errorf("baseline finding: %s; want %d calls and ≥ 0.9 of the parent", nplus1[len(nplus1)-1], items)
+				}
+			}
+		}
+		switch v.Variant {
+		case "baseline":
+			if len(nplus1) == 0 {
+				t.Error("baseline: no n-plus-one finding")
+			}
+		case "fixed":
+			if len(nplus1) != 0 {
+				t.Errorf("fixed: unexpected n-plus-one finding: %v", nplus1)
+			}
+			if got := v.Metrics["calls_per_request"]; got != 2 {
+				t.Errorf("fixed: %v calls per request, want 2 (list + batch)", got)
+			}
+		}
+	}
+	assertNothingLeft(t)
+}
