@@ -1,0 +1,47 @@
+package jaeger
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNotAnsweringIsOneClearError(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	c := New("http://" + addr)
+	err := c.Ping(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "Jaeger is not answering at http://"+addr) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := c.FindTraces(context.Background(), "svc", time.Now(), time.Now(), 1); err == nil {
+		t.Fatal("FindTraces succeeded against a closed port")
+	}
+}
+
+func TestFindTracesQueryAndNotFound(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.RawQuery
+		http.Error(w, `{"error":{"httpCode":404,"message":"No traces found"}}`, http.StatusNotFound)
+	}))
+	defer srv.Close()
+	from := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	body, err := New(srv.URL).FindTraces(context.Background(), "catalog", from, from.Add(time.Minute), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `"resourceSpans":[]`) {
+		t.Errorf("404 should read as no traces, got %s", body)
+	}
+	for _, want := range []string{"query.service_name=catalog", "query.num_traces=7", "query.start_time_min=2026-01-02T03%3A04%3A05Z", "query.raw_traces=true"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("query %q lacks %q", got, want)
+		}
+	}
+}
