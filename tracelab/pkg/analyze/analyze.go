@@ -1,0 +1,169 @@
+// Package analyze turns traces into a report: the findings of every
+// detector, ranked by what they cost the request, and per request type the
+// shape of the request and where its critical path goes.
+package analyze
+
+import (
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
+	"tracelab/pkg/detect"
+	"tracelab/pkg/trace"
+)
+
+// Report is the result of an analysis; its JSON form is what
+// `tracelab analyze --format json` prints.
+type Report struct {
+	Traces   int              `json:"traces"`
+	Spans    int              `json:"spans"`
+	Findings []detect.Finding `json:"findings"` // never null; ranked by share_of_critical_path, largest first
+	Requests []RequestStats   `json:"requests"` // never null; most frequent request type first
+}
+
+// RequestStats describes one request type: the traces whose root span has
+// the same fingerprint (root service + operation).
+type RequestStats struct {
+	Request        string        `json:"request"` // e.g. "catalog GET /catalog/summary"
+	Traces         int           `json:"traces"`
+	MeanDurationMs float64       `json:"mean_duration_ms"`
+	SpansPerTrace  float64       `json:"spans_per_trace"`
+	CallsPerTrace  float64       `json:"calls_per_trace"` // outgoing calls (trace.IsCall) per trace
+	CriticalPath   []PathSegment `json:"critical_path"`   // largest first, at most MaxPathSegments
+}
+
+// PathSegment is the critical-path time of one operation, averaged over the
+// traces of a request type.
+type PathSegment struct {
+	Service   string  `json:"service"`
+	Operation string  `json:"operation"`
+	MeanMs    float64 `json:"mean_ms"` // mean time per trace on the critical path
+	Share     float64 `json:"share"`   // of the request's duration, 0..1
+}
+
+// MaxPathSegments is how many operations a request's critical-path
+// breakdown lists; past ten, the rest is noise for a reader.
+const MaxPathSegments = 10
+
+// Analyze runs the detectors over traces and summarizes the requests.
+// Critical paths and operation fingerprints are computed up front on all
+// cores, since every detector and the request breakdown need them.
+func Analyze(traces []*trace.Trace, detectors []detect.Detector) Report {
+	warmCaches(traces)
+	r := Report{Traces: len(traces), Findings: []detect.Finding{}, Requests: []RequestStats{}}
+	for _, t := range traces {
+		r.Spans += len(t.Spans)
+	}
+	for _, d := range detectors {
+		r.Findings = append(r.Findings, d.Detect(traces)...)
+	}
+	detect.Sort(r.Findings)
+	r.Requests = requestStats(traces)
+	return r
+}
+
+func warmCaches(traces []*trace.Trace) {
+	workers := runtime.GOMAXPROCS(0)
+	next := make(chan *trace.Trace)
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range next {
+				t.CriticalPath()
+				if t.Root != nil {
+					t.Operation(t.Root) // fills the trace's fingerprint cache
+				}
+			}
+		}()
+	}
+	for _, t := range traces {
+		next <- t
+	}
+	close(next)
+	wg.Wait()
+}
+
+type segmentKey struct{ service, operation string }
+
+type requestAgg struct {
+	request      string
+	traces       int
+	duration     int64
+	spans, calls int
+	onPath       map[segmentKey]int64
+}
+
+func requestStats(traces []*trace.Trace) []RequestStats {
+	byRequest := map[string]*requestAgg{}
+	for _, t := range traces {
+		if t.Root == nil {
+			continue
+		}
+		name := t.Fingerprint(t.Root)
+		a := byRequest[name]
+		if a == nil {
+			a = &requestAgg{request: name, onPath: map[segmentKey]int64{}}
+			byRequest[name] = a
+		}
+		a.traces++
+		a.duration += t.Duration()
+		a.spans += len(t.Spans)
+		for _, s := range t.Spans {
+			if trace.IsCall(s) {
+				a.calls++
+			}
+		}
+		for _, sec := range t.CriticalPath() {
+			a.onPath[segmentKey{sec.Span.Service, t.Operation(sec.Span)}] += sec.Duration()
+		}
+	}
+
+	out := make([]RequestStats, 0, len(byRequest))
+	for _, a := range byRequest {
+		n := float64(a.traces)
+		rs := RequestStats{
+			Request:        a.request,
+			Traces:         a.traces,
+			MeanDurationMs: round(float64(a.duration)/n/1e6, 3),
+			SpansPerTrace:  round(float64(a.spans)/n, 2),
+			CallsPerTrace:  round(float64(a.calls)/n, 2),
+			CriticalPath:   []PathSegment{},
+		}
+		for k, d := range a.onPath {
+			seg := PathSegment{Service: k.service, Operation: k.operation, MeanMs: round(float64(d)/n/1e6, 3)}
+			if a.duration > 0 {
+				seg.Share = round(float64(d)/float64(a.duration), 4)
+			}
+			rs.CriticalPath = append(rs.CriticalPath, seg)
+		}
+		sort.Slice(rs.CriticalPath, func(i, j int) bool {
+			x, y := rs.CriticalPath[i], rs.CriticalPath[j]
+			if x.MeanMs != y.MeanMs {
+				return x.MeanMs > y.MeanMs
+			}
+			if x.Service != y.Service {
+				return x.Service < y.Service
+			}
+			return x.Operation < y.Operation
+		})
+		if len(rs.CriticalPath) > MaxPathSegments {
+			rs.CriticalPath = rs.CriticalPath[:MaxPathSegments]
+		}
+		out = append(out, rs)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Traces != out[j].Traces {
+			return out[i].Traces > out[j].Traces
+		}
+		return out[i].Request < out[j].Request
+	})
+	return out
+}
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}

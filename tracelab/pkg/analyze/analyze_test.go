@@ -1,0 +1,165 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"tracelab/pkg/detect"
+	"tracelab/pkg/trace"
+)
+
+func labTraces() []*trace.Trace {
+	var spans []*trace.Span
+	for i := 0; i < 3; i++ {
+		spans = append(spans, LabTrace(LabOptions{Items: 200, Seed: int64(i + 1), Start: time.Unix(1700000000+int64(i), 0)})...)
+	}
+	spans = append(spans, ORMTrace(7, time.Unix(1700000100, 0), 20)...)
+	return trace.Group(spans)
+}
+
+func TestAnalyzeJSONShape(t *testing.T) {
+	rep := Analyze(labTraces(), detect.All())
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatal(err)
+	}
+	if len(top) != 4 || top["traces"] == nil || top["spans"] == nil || top["findings"] == nil || top["requests"] == nil {
+		t.Fatalf("top-level keys = %v, want traces, spans, findings, requests", keys(top))
+	}
+	if string(top["traces"]) != "4" || string(top["spans"]) != "1231" {
+		t.Errorf("traces = %s, spans = %s; want 4, 1231", top["traces"], top["spans"])
+	}
+	var findings []map[string]any
+	if err := json.Unmarshal(top["findings"], &findings); err != nil || len(findings) != 2 {
+		t.Fatalf("findings = %s (%v)", top["findings"], err)
+	}
+	for _, k := range []string{"detector", "service", "parent_operation", "operation", "calls_per_trace", "max_concurrency",
+		"share_of_parent", "share_of_critical_path", "traces_affected", "summary", "evidence"} {
+		if _, ok := findings[0][k]; !ok {
+			t.Errorf("finding lacks %q: %v", k, findings[0])
+		}
+	}
+	// Ranked by share of the critical path: the price loop (~95%) before
+	// the ORM loop.
+	if findings[0]["service"] != "catalog" || findings[1]["service"] != "books" {
+		t.Errorf("ranking = %v then %v", findings[0]["service"], findings[1]["service"])
+	}
+}
+
+func TestAnalyzeEmptyIsNotNull(t *testing.T) {
+	b, err := json.Marshal(Analyze(nil, detect.All()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"traces":0,"spans":0,"findings":[],"requests":[]}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+	// A clean request: findings stay an empty list.
+	rep := Analyze(trace.Group(LabTrace(LabOptions{Items: 50, Batch: true, Seed: 1})), detect.All())
+	b, _ = json.Marshal(rep)
+	if !strings.Contains(string(b), `"findings":[]`) {
+		t.Errorf("findings not [] in %s", b)
+	}
+}
+
+func TestRequestStats(t *testing.T) {
+	rep := Analyze(labTraces(), detect.All())
+	if len(rep.Requests) != 2 {
+		t.Fatalf("%d request types, want 2", len(rep.Requests))
+	}
+	rq := rep.Requests[0] // three catalog requests come before one books request
+	if rq.Request != "catalog GET /catalog/summary" || rq.Traces != 3 {
+		t.Fatalf("first request = %q x%d", rq.Request, rq.Traces)
+	}
+	// root + (items + 1 list call) x (client + server)
+	if rq.SpansPerTrace != 1+2*201 || rq.CallsPerTrace != 201 {
+		t.Errorf("spans/trace %v, calls/trace %v; want 403, 201", rq.SpansPerTrace, rq.CallsPerTrace)
+	}
+	if rq.MeanDurationMs < 2500 || rq.MeanDurationMs > 3200 {
+		t.Errorf("mean duration %v ms", rq.MeanDurationMs)
+	}
+	var total float64
+	for _, seg := range rq.CriticalPath {
+		total += seg.Share
+	}
+	// Every operation fits in the top ten here, so the shares add up.
+	if math.Abs(total-1) > 0.001 {
+		t.Errorf("critical path shares add up to %v, want 1: %+v", total, rq.CriticalPath)
+	}
+	top := rq.CriticalPath[0]
+	if top.Service != "pricing" || top.Operation != "GET /prices/{id}" || top.Share < 0.7 {
+		t.Errorf("top segment = %+v, want pricing's price handler", top)
+	}
+	for i := 1; i < len(rq.CriticalPath); i++ {
+		if rq.CriticalPath[i].MeanMs > rq.CriticalPath[i-1].MeanMs {
+			t.Errorf("critical path not sorted: %+v", rq.CriticalPath)
+		}
+	}
+}
+
+func TestCriticalPathBreakdownIsCapped(t *testing.T) {
+	// HotROD has more than ten distinct operations on its path.
+	var spans []*trace.Span
+	spans = append(spans, HotRODTrace(1, time.Unix(1700000000, 0))...)
+	rep := Analyze(trace.Group(spans), nil)
+	if n := len(rep.Requests[0].CriticalPath); n != MaxPathSegments {
+		t.Errorf("%d segments, want %d", n, MaxPathSegments)
+	}
+	if len(rep.Findings) != 0 {
+		t.Errorf("no detectors, yet findings %+v", rep.Findings)
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteText(&buf, Analyze(labTraces(), detect.All())); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"Analyzed 4 traces, 1,231 spans.",
+		"Findings (2), most costly first:",
+		"1. n-plus-one:",
+		"operation  GET 127.0.0.1:18081/prices/{id}",
+		"200 calls per trace, max concurrency 1",
+		"catalog GET /catalog/summary",
+		"critical path (mean per trace):",
+		"pricing GET /prices/{id}",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	buf.Reset()
+	if err := WriteText(&buf, Analyze(nil, nil)); err != nil || !strings.Contains(buf.String(), "Findings: none.") {
+		t.Errorf("empty report: %q, %v", buf.String(), err)
+	}
+}
+
+func TestGenerateIsDeterministic(t *testing.T) {
+	a, b := Generate(5000, 3), Generate(5000, 3)
+	if len(a) != len(b) || len(a) < 5000 {
+		t.Fatalf("lengths %d, %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].SpanID != b[i].SpanID || a[i].Start != b[i].Start || a[i].Name != b[i].Name {
+			t.Fatalf("span %d differs", i)
+		}
+	}
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}

@@ -1,0 +1,110 @@
+// Package detect holds the pathology detectors. Each detector reads whole
+// traces and returns findings aggregated across them; the registry lets the
+// analyzer run every known detector without naming them.
+//
+// Detector ids are part of the lab's contract (scenario.yaml expectations
+// refer to them): n-plus-one, chatty-db, event-loop-blocking,
+// kafka-producer-contention, dispatch-overhead.
+//
+// Adding a detector: one file, a type with ID and Detect, and
+// `func init() { Register(MyDetector{}) }`. Build on the trace package
+// rather than on raw attributes: t.Operation(span) for what a span does
+// (cached per trace), trace.IsCall / trace.Classify for outgoing calls,
+// trace.Concurrency for sibling overlap, and t.CriticalTimeUnder(spans) /
+// t.Duration() for ShareOfCriticalPath, which is what findings are ranked
+// by. Detectors must only read the traces: Analyze may share them between
+// goroutines. Cite in a comment where each threshold comes from.
+package detect
+
+import (
+	"sort"
+	"sync"
+
+	"tracelab/pkg/trace"
+)
+
+// Finding is one pathology found in a set of traces. The common fields mean
+// the same for every detector; Evidence carries detector-specific extras.
+type Finding struct {
+	Detector            string         `json:"detector"`
+	Service             string         `json:"service"` // service that makes the calls
+	ParentOperation     string         `json:"parent_operation,omitempty"`
+	Operation           string         `json:"operation"`                 // fingerprint of the repeated call / the culprit
+	CallsPerTrace       float64        `json:"calls_per_trace,omitempty"` // mean over affected traces
+	MaxConcurrency      int            `json:"max_concurrency,omitempty"`
+	ShareOfParent       float64        `json:"share_of_parent,omitempty"` // union of the calls / parent duration, mean, 0..1
+	ShareOfCriticalPath float64        `json:"share_of_critical_path"`    // the calls' time on the trace's critical path / trace duration, mean, 0..1
+	TracesAffected      int            `json:"traces_affected"`
+	Summary             string         `json:"summary"`            // one human sentence
+	Evidence            map[string]any `json:"evidence,omitempty"` // detector-specific extras, e.g. example trace id
+}
+
+// Detector finds one kind of pathology.
+type Detector interface {
+	// ID is the stable detector id, e.g. "n-plus-one".
+	ID() string
+	// Detect examines all traces together and returns one finding per
+	// distinct culprit, aggregated across the traces it affects.
+	Detect(traces []*trace.Trace) []Finding
+}
+
+var (
+	mu       sync.Mutex
+	registry = map[string]Detector{}
+)
+
+// Register adds a detector to the registry; detectors call it from init.
+// Registering an id twice panics: it is a programming error.
+func Register(d Detector) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := registry[d.ID()]; dup {
+		panic("detect: detector " + d.ID() + " registered twice")
+	}
+	registry[d.ID()] = d
+}
+
+// All returns every registered detector, sorted by id.
+func All() []Detector {
+	mu.Lock()
+	defer mu.Unlock()
+	ds := make([]Detector, 0, len(registry))
+	for _, d := range registry {
+		ds = append(ds, d)
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].ID() < ds[j].ID() })
+	return ds
+}
+
+// ByID returns the registered detector with the given id.
+func ByID(id string) (Detector, bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	d, ok := registry[id]
+	return d, ok
+}
+
+// Sort orders findings by share of the critical path, largest first: what
+// costs the request the most comes first. Ties are broken by the number
+// of traces affected, then by the text fields, so the order is stable.
+func Sort(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.ShareOfCriticalPath != b.ShareOfCriticalPath {
+			return a.ShareOfCriticalPath > b.ShareOfCriticalPath
+		}
+		if a.TracesAffected != b.TracesAffected {
+			return a.TracesAffected > b.TracesAffected
+		}
+		if a.Detector != b.Detector {
+			return a.Detector < b.Detector
+		}
+		if a.Service != b.Service {
+			return a.Service < b.Service
+		}
+		if a.ParentOperation != b.ParentOperation {
+			return a.ParentOperation < b.ParentOperation
+		}
+		return a.Operation < b.Operation
+	})
+}

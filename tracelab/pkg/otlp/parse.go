@@ -1,0 +1,235 @@
+// Package otlp reads traces in OTLP JSON, the encoding every backend the lab
+// talks to can produce:
+//
+//   - Jaeger api/v3 (GET /api/v3/traces/{id} and /api/v3/traces):
+//     {"result":{"resourceSpans":[...]}}, possibly several such objects
+//     concatenated in one body when many traces are returned;
+//   - plain OTLP, as written by the collector or an SDK exporter:
+//     {"resourceSpans":[...]};
+//   - Tempo trace by id (GET /api/traces/{id}): {"batches":[...]}.
+//
+// Producers disagree on details and all variants are accepted: ids in hex
+// or base64, 64-bit integers as strings or numbers, span kinds and status
+// codes as numbers or enum names, "scopeSpans" or the older
+// "instrumentationLibrarySpans".
+//
+// The input is read as a stream of JSON values and spans are decoded one at
+// a time, so memory grows with the spans kept, not with the size of the
+// file: a file with a million spans never sits in memory as text.
+package otlp
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"tracelab/pkg/trace"
+)
+
+// FormatError means the input is not OTLP JSON in any accepted form. Its
+// message is a single line that says what was expected.
+type FormatError struct{ Msg string }
+
+func (e *FormatError) Error() string { return e.Msg }
+
+const expectedForms = `expected "resourceSpans", "result.resourceSpans" or "batches" at the top level`
+
+// ParseReader reads OTLP JSON from r and groups the spans into traces.
+// Spans of one trace spread over several documents or resources are merged,
+// and a span seen twice is kept once.
+func ParseReader(r io.Reader) ([]*trace.Trace, error) {
+	spans, err := ParseSpans(r)
+	if err != nil {
+		return nil, err
+	}
+	return trace.Group(spans), nil
+}
+
+// Parse is ParseReader: it streams too. For a byte slice, pass
+// bytes.NewReader(b).
+func Parse(r io.Reader) ([]*trace.Trace, error) { return ParseReader(r) }
+
+// ParseSpans reads every JSON value in r (one document, or many
+// concatenated) and returns their spans in input order, without grouping.
+func ParseSpans(r io.Reader) ([]*trace.Span, error) {
+	p := &parser{lx: newLexer(r), strs: make(map[string]string)}
+	p.skipBOM()
+	docs := 0
+	for {
+		if p.lx.peek() == 0 {
+			if p.lx.rerr != nil {
+				return nil, fmt.Errorf("reading input: %v", p.lx.rerr)
+			}
+			break
+		}
+		docs++
+		if p.lx.peek() != '{' {
+			what := p.lx.describe()
+			if what[0] == '\'' { // not the start of any JSON value
+				return nil, &FormatError{fmt.Sprintf("not OTLP JSON: invalid JSON at byte %d: unexpected %s; %s", p.lx.offset(), what, expectedForms)}
+			}
+			return nil, &FormatError{fmt.Sprintf("not OTLP JSON: document %d is %s, not an object; %s", docs, what, expectedForms)}
+		}
+		if err := p.document(docs); err != nil {
+			return nil, err
+		}
+	}
+	if docs == 0 {
+		return nil, &FormatError{"not OTLP JSON: the input is empty; " + expectedForms}
+	}
+	return p.spans, nil
+}
+
+type parser struct {
+	lx    *lexer
+	key   []byte // the current object key, see nextKey
+	spans []*trace.Span
+	strs  map[string]string // interned strings: keys, names, ids shared by many spans
+}
+
+func (p *parser) skipBOM() {
+	if p.lx.end < 3 {
+		p.lx.more(0)
+	}
+	if bytes.HasPrefix(p.lx.buf[p.lx.pos:p.lx.end], []byte("\xef\xbb\xbf")) {
+		p.lx.pos += 3
+	}
+}
+
+// document reads one top-level object.
+func (p *parser) document(n int) error {
+	found := false
+	hint := ""
+	_, err := p.object(func(key []byte) error {
+		switch string(key) {
+		case "resourceSpans", "batches":
+			found = true
+			return p.resourceSpansList()
+		case "result", "trace":
+			// Jaeger api/v3 wraps OTLP in "result"; Tempo's v2 API in "trace".
+			ok, err := p.wrapper()
+			found = found || ok
+			return err
+		case "error":
+			return p.apiError()
+		case "data":
+			hint = ` (this looks like Jaeger's /api/traces format; fetch /api/v3/traces instead)`
+		}
+		return p.lx.skip()
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return &FormatError{fmt.Sprintf("not OTLP JSON: document %d: %s%s", n, expectedForms, hint)}
+	}
+	return nil
+}
+
+// wrapper reads {"resourceSpans":[...]} (or {"batches":[...]}) nested under
+// a wrapper key. An empty or null wrapper is an empty result, not an error.
+func (p *parser) wrapper() (bool, error) {
+	found, empty := false, true
+	isObj, err := p.object(func(key []byte) error {
+		empty = false
+		switch string(key) {
+		case "resourceSpans", "batches":
+			found = true
+			return p.resourceSpansList()
+		}
+		return p.lx.skip()
+	})
+	if !isObj {
+		return err == nil, err
+	}
+	return found || empty, err
+}
+
+func (p *parser) apiError() error {
+	msg := ""
+	_, err := p.object(func(key []byte) error {
+		if string(key) == "message" && p.lx.peek() == '"' {
+			b, err := p.lx.stringBytes()
+			msg = string(b)
+			return err
+		}
+		return p.lx.skip()
+	})
+	if err != nil {
+		return err
+	}
+	if msg == "" {
+		msg = "no message"
+	}
+	return &FormatError{fmt.Sprintf("the trace API returned an error instead of traces: %s", oneLine(msg))}
+}
+
+func (p *parser) resourceSpansList() error {
+	return p.array("resourceSpans", p.resourceSpans)
+}
+
+// resourceSpans reads one entry of resourceSpans/batches. Members may come
+// in any order, so the resource is applied to this entry's spans at the end.
+func (p *parser) resourceSpans() error {
+	first := len(p.spans)
+	var resAttrs map[string]string
+	_, err := p.object(func(key []byte) error {
+		switch string(key) {
+		case "resource":
+			_, err := p.object(func(key []byte) error {
+				if string(key) == "attributes" {
+					var err error
+					resAttrs, err = p.attributes(true)
+					return err
+				}
+				return p.lx.skip()
+			})
+			return err
+		case "scopeSpans", "instrumentationLibrarySpans":
+			return p.array("scopeSpans", p.scopeSpans)
+		}
+		return p.lx.skip()
+	})
+	if err != nil {
+		return err
+	}
+	if resAttrs == nil {
+		resAttrs = map[string]string{}
+	}
+	service := resAttrs["service.name"]
+	for _, s := range p.spans[first:] {
+		s.Service = service
+		s.ResourceAttrs = resAttrs
+	}
+	return nil
+}
+
+func (p *parser) scopeSpans() error {
+	first := len(p.spans)
+	scope := ""
+	_, err := p.object(func(key []byte) error {
+		switch string(key) {
+		case "scope", "instrumentationLibrary":
+			_, err := p.object(func(key []byte) error {
+				if string(key) == "name" {
+					var err error
+					scope, err = p.internedString("scope name")
+					return err
+				}
+				return p.lx.skip()
+			})
+			return err
+		case "spans":
+			return p.array("spans", p.span)
+		}
+		return p.lx.skip()
+	})
+	for _, s := range p.spans[first:] {
+		s.Scope = scope
+	}
+	return err
+}
+
+func oneLine(s string) string {
+	return string(bytes.Join(bytes.Fields([]byte(s)), []byte(" ")))
+}

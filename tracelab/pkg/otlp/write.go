@@ -1,0 +1,166 @@
+package otlp
+
+import (
+	"bufio"
+	"io"
+	"sort"
+	"strconv"
+
+	"tracelab/pkg/trace"
+)
+
+// Write encodes traces as one plain OTLP JSON document
+// ({"resourceSpans":[...]}) that ParseReader reads back: ids in hex, times
+// as decimal strings, kinds as numbers, every attribute as a stringValue
+// (the model keeps attribute values as text). Spans are grouped into one
+// resourceSpans entry per service and one scopeSpans entry per scope;
+// services, scopes and attribute keys are sorted so the output is stable.
+// It streams, so writing a million spans needs no extra memory.
+func Write(w io.Writer, traces []*trace.Trace) error {
+	type group struct {
+		resource map[string]string
+		scopes   map[string][]*trace.Span
+	}
+	groups := map[string]*group{}
+	for _, t := range traces {
+		for _, s := range t.Spans {
+			g := groups[s.Service]
+			if g == nil {
+				g = &group{resource: s.ResourceAttrs, scopes: map[string][]*trace.Span{}}
+				groups[s.Service] = g
+			}
+			g.scopes[s.Scope] = append(g.scopes[s.Scope], s)
+		}
+	}
+
+	bw := bufio.NewWriterSize(w, 1<<16)
+	b := make([]byte, 0, 4096)
+	b = append(b, `{"resourceSpans":[`...)
+	for i, svc := range sortedKeys(groups) {
+		g := groups[svc]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		res := g.resource
+		if res["service.name"] != svc {
+			res = copyWith(res, "service.name", svc)
+		}
+		b = append(b, `{"resource":{"attributes":`...)
+		b = appendAttrs(b, res)
+		b = append(b, `},"scopeSpans":[`...)
+		for j, scope := range sortedKeys(g.scopes) {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"scope":{"name":`...)
+			b = appendString(b, scope)
+			b = append(b, `},"spans":[`...)
+			for k, s := range g.scopes[scope] {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = appendSpan(b, s)
+				if len(b) > 32<<10 {
+					if _, err := bw.Write(b); err != nil {
+						return err
+					}
+					b = b[:0]
+				}
+			}
+			b = append(b, `]}`...)
+		}
+		b = append(b, `]}`...)
+	}
+	b = append(b, "]}\n"...)
+	if _, err := bw.Write(b); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func appendSpan(b []byte, s *trace.Span) []byte {
+	b = append(b, `{"traceId":`...)
+	b = appendString(b, s.TraceID)
+	b = append(b, `,"spanId":`...)
+	b = appendString(b, s.SpanID)
+	if s.ParentID != "" {
+		b = append(b, `,"parentSpanId":`...)
+		b = appendString(b, s.ParentID)
+	}
+	b = append(b, `,"name":`...)
+	b = appendString(b, s.Name)
+	b = append(b, `,"kind":`...)
+	b = strconv.AppendInt(b, int64(s.Kind), 10)
+	b = append(b, `,"startTimeUnixNano":"`...)
+	b = strconv.AppendInt(b, s.Start, 10)
+	b = append(b, `","endTimeUnixNano":"`...)
+	b = strconv.AppendInt(b, s.End, 10)
+	b = append(b, `","attributes":`...)
+	b = appendAttrs(b, s.Attrs)
+	if s.Status != trace.StatusUnset || s.StatusMessage != "" {
+		b = append(b, `,"status":{"code":`...)
+		b = strconv.AppendInt(b, int64(s.Status), 10)
+		if s.StatusMessage != "" {
+			b = append(b, `,"message":`...)
+			b = appendString(b, s.StatusMessage)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+func appendAttrs(b []byte, attrs map[string]string) []byte {
+	b = append(b, '[')
+	for i, k := range sortedKeys(attrs) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"key":`...)
+		b = appendString(b, k)
+		b = append(b, `,"value":{"stringValue":`...)
+		b = appendString(b, attrs[k])
+		b = append(b, `}}`...)
+	}
+	return append(b, ']')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. strconv.Quote is not JSON (it
+// writes \x00), hence this small escaper.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func copyWith(m map[string]string, k, v string) map[string]string {
+	c := make(map[string]string, len(m)+1)
+	for kk, vv := range m {
+		c[kk] = vv
+	}
+	c[k] = v
+	return c
+}

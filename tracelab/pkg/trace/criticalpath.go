@@ -1,0 +1,206 @@
+package trace
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Section is a stretch of one span's own time that lies on the critical
+// path: during [Start, End) the request was waiting on this span and on
+// none of its children.
+type Section struct {
+	Span   *Span  `json:"-"`
+	SpanID string `json:"span_id"`
+	Start  int64  `json:"start"`
+	End    int64  `json:"end"`
+}
+
+// Duration is End-Start in nanoseconds.
+func (s Section) Duration() int64 { return s.End - s.Start }
+
+// CriticalPath is a list of sections in chronological order. The sections
+// are disjoint and together cover the root span from start to end, so their
+// durations add up to the trace duration.
+type CriticalPath []Section
+
+// CriticalPath returns the critical path from the trace's Root, computed on
+// first use and then cached. Orphan roots are not connected to Root and so
+// are never on its path.
+func (t *Trace) CriticalPath() CriticalPath {
+	t.cpOnce.Do(func() { t.cp = ComputeCriticalPath(t) })
+	return t.cp
+}
+
+// ComputeCriticalPath computes the critical path the way the Jaeger UI does,
+// so the lab's numbers match what a user sees in Jaeger (jaeger-ui,
+// packages/jaeger-ui/src/components/TracePage/CriticalPath/index.ts with
+// utils/sanitizeOverFlowingChildren.ts, utils/findLastFinishingChildSpan.ts
+// and utils/filterBlockingSpans.ts):
+//
+//  1. Sanitize, top-down: a child that sticks out of its parent is trimmed
+//     to the parent's (already trimmed) bounds; a child entirely outside its
+//     parent is dropped together with its subtree. A CONSUMER under a
+//     PRODUCER does not block its parent and is dropped too.
+//  2. Walk: start at the root. Take the last-finishing child (LFC); the
+//     parent's time from the LFC's end up to the current point is on the
+//     path. Descend into the LFC. When a span has no (further) child that
+//     finished before the current point, its time from its start up to the
+//     current point is on the path, and the walk returns to its parent with
+//     the child's start as the new current point ("returning child start
+//     time"), looking for a child that finished before it.
+//
+// jaeger-ui recurses; this walks iteratively and finds each LFC by binary
+// search over children sorted by end time, so a parent with thousands of
+// sequential children costs O(k log k) instead of O(k²). Ties on end time
+// go to the earlier-starting child, as jaeger-ui's scan in start order does.
+// Jaeger pushes sections from the end backwards; they are returned here in
+// chronological order.
+//
+// One deliberate difference: when walking back, a child that ended exactly
+// when the returning child started is taken as its predecessor. jaeger-ui
+// requires "strictly before", which for back-to-back calls (common with
+// microsecond timestamps) skips every other call of a loop and credits its
+// time to the parent; for an N+1 that would halve the loop's share.
+func ComputeCriticalPath(t *Trace) CriticalPath {
+	root := t.Root
+	if root == nil {
+		return nil
+	}
+	n := len(t.Spans)
+	start := make([]int64, n)
+	end := make([]int64, n)
+	kids := make([][]*Span, n) // surviving children, by end asc then start desc
+	pos := make([]int, n)      // a child's index in its parent's kids
+
+	start[root.idx], end[root.idx] = root.Start, max(root.End, root.Start)
+	queue := []*Span{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		ps, pe := start[p.idx], end[p.idx]
+		for _, c := range t.children[p.idx] {
+			if p.Kind == KindProducer && c.Kind == KindConsumer {
+				continue // asynchronous hand-off: never blocks the producer
+			}
+			cs, ce := c.Start, max(c.End, c.Start)
+			if cs >= ps {
+				if cs >= pe {
+					continue // starts after the parent ended
+				}
+				ce = min(ce, pe)
+			} else {
+				if ce <= ps {
+					continue // ended before the parent started
+				}
+				cs, ce = ps, min(ce, pe)
+			}
+			start[c.idx], end[c.idx] = cs, ce
+			kids[p.idx] = append(kids[p.idx], c)
+			queue = append(queue, c)
+		}
+		ks := kids[p.idx]
+		slices.SortFunc(ks, func(a, b *Span) int {
+			if c := cmp.Compare(end[a.idx], end[b.idx]); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(start[b.idx], start[a.idx]); c != 0 {
+				return c
+			}
+			return strings.Compare(b.SpanID, a.SpanID)
+		})
+		for i, c := range ks {
+			pos[c.idx] = i
+		}
+	}
+
+	var path CriticalPath
+	add := func(s *Span, from, to int64) {
+		if from != to {
+			path = append(path, Section{Span: s, SpanID: s.SpanID, Start: from, End: to})
+		}
+	}
+	// limit is the current point: everything after it is already explained.
+	// from is the child the walk just returned from (nil on first entry
+	// into cur); only children sorted before it can come next, which also
+	// guarantees the walk ends.
+	cur, limit, from := root, end[root.idx], (*Span)(nil)
+	for {
+		ks := kids[cur.idx]
+		hi := len(ks)
+		if from != nil {
+			hi = pos[from.idx]
+		}
+		i := sort.Search(hi, func(i int) bool { return end[ks[i].idx] > limit }) - 1
+		if i >= 0 {
+			lfc := ks[i]
+			add(cur, end[lfc.idx], limit)
+			cur, limit, from = lfc, end[lfc.idx], nil
+			continue
+		}
+		add(cur, start[cur.idx], limit)
+		if cur == root {
+			break
+		}
+		cur, limit, from = t.parent[cur.idx], start[cur.idx], cur
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path
+}
+
+// Total is the summed duration of all sections.
+func (cp CriticalPath) Total() int64 {
+	var total int64
+	for _, s := range cp {
+		total += s.Duration()
+	}
+	return total
+}
+
+// SelfTime returns, per span id, how long that span itself (not its
+// children) was on the critical path.
+func (cp CriticalPath) SelfTime() map[string]int64 {
+	m := make(map[string]int64)
+	for _, s := range cp {
+		m[s.SpanID] += s.Duration()
+	}
+	return m
+}
+
+// CriticalTimeUnder is the critical-path time spent in tops or anywhere
+// below them: for a client span, the call itself plus the server work it
+// waited for. A span listed twice, or nested under another listed span, is
+// counted once.
+func (t *Trace) CriticalTimeUnder(tops []*Span) int64 {
+	const unknown, in, out = 0, 1, 2
+	mark := make([]uint8, len(t.Spans))
+	for _, s := range tops {
+		if t.Contains(s) {
+			mark[s.idx] = in
+		}
+	}
+	var stack []*Span
+	var total int64
+	for _, sec := range t.CriticalPath() {
+		s := sec.Span
+		stack = stack[:0]
+		for s != nil && mark[s.idx] == unknown {
+			stack = append(stack, s)
+			s = t.parent[s.idx]
+		}
+		verdict := uint8(out)
+		if s != nil {
+			verdict = mark[s.idx]
+		}
+		for _, v := range stack {
+			mark[v.idx] = verdict
+		}
+		if verdict == in {
+			total += sec.Duration()
+		}
+	}
+	return total
+}

@@ -1,0 +1,208 @@
+package trace
+
+import (
+	"sort"
+	"sync"
+)
+
+// Trace is the spans sharing one trace id, linked into a tree.
+//
+// Real traces are rarely perfect: a span's parent may have been dropped by
+// sampling, lost in transit or belong to a service that is not instrumented.
+// Such orphans become additional roots, and Root is the earliest-starting
+// root, which is what a user means by "the request".
+type Trace struct {
+	ID    string
+	Spans []*Span // sorted by start time, then span id
+	Root  *Span
+
+	byID     map[string]*Span
+	parent   []*Span   // by Span.idx; nil for roots
+	children [][]*Span // by Span.idx; sorted like Spans
+	roots    []*Span
+
+	cpOnce sync.Once
+	cp     CriticalPath
+	opOnce sync.Once
+	ops    []string // Operation of each span, by Span.idx
+}
+
+// Group splits spans by trace id and builds one Trace per id. A span that
+// appears twice (same trace and span id, e.g. from overlapping query
+// results) is kept once. Traces are ordered by root start time, then id, so
+// the output does not depend on the input order.
+func Group(spans []*Span) []*Trace {
+	byTrace := make(map[string][]*Span)
+	var order []string
+	for _, s := range spans {
+		l, ok := byTrace[s.TraceID]
+		if !ok {
+			order = append(order, s.TraceID)
+		}
+		byTrace[s.TraceID] = append(l, s)
+	}
+	traces := make([]*Trace, 0, len(order))
+	for _, id := range order {
+		traces = append(traces, New(id, byTrace[id]))
+	}
+	sort.Slice(traces, func(i, j int) bool {
+		a, b := traces[i], traces[j]
+		if a.Root.Start != b.Root.Start {
+			return a.Root.Start < b.Root.Start
+		}
+		return a.ID < b.ID
+	})
+	return traces
+}
+
+// New builds the tree of one trace. spans must share the trace id id and
+// must not be empty; duplicates (same span id) are dropped.
+func New(id string, spans []*Span) *Trace {
+	t := &Trace{ID: id, byID: make(map[string]*Span, len(spans))}
+	t.Spans = make([]*Span, 0, len(spans))
+	for _, s := range spans {
+		if _, dup := t.byID[s.SpanID]; dup {
+			continue
+		}
+		t.byID[s.SpanID] = s
+		t.Spans = append(t.Spans, s)
+	}
+	sort.Slice(t.Spans, func(i, j int) bool { return spanLess(t.Spans[i], t.Spans[j]) })
+	for i, s := range t.Spans {
+		s.idx = int32(i)
+	}
+	t.link()
+	return t
+}
+
+// spanLess orders spans by start, then end, then id: a total order, so
+// every derived list is deterministic.
+func spanLess(a, b *Span) bool {
+	if a.Start != b.Start {
+		return a.Start < b.Start
+	}
+	if a.End != b.End {
+		return a.End < b.End
+	}
+	return a.SpanID < b.SpanID
+}
+
+// link resolves parents, children and roots. Spans whose parent is missing
+// (or is the span itself) become roots. Parent links that form a cycle,
+// which only broken producers emit, are cut so that every span is reachable
+// from a root and tree walks always terminate.
+func (t *Trace) link() {
+	n := len(t.Spans)
+	t.parent = make([]*Span, n)
+	t.children = make([][]*Span, n)
+	for i, s := range t.Spans {
+		if p := t.byID[s.ParentID]; p != nil && p != s {
+			t.parent[i] = p
+		}
+	}
+	reached := make([]bool, n)
+	var stack []*Span
+	walk := func(r *Span) {
+		reached[r.idx] = true
+		stack = append(stack[:0], r)
+		for len(stack) > 0 {
+			s := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, c := range t.children[s.idx] {
+				if !reached[c.idx] {
+					reached[c.idx] = true
+					stack = append(stack, c)
+				}
+			}
+		}
+	}
+	// Children lists are built in Spans order, so they come out sorted.
+	for i, s := range t.Spans {
+		if p := t.parent[i]; p != nil {
+			t.children[p.idx] = append(t.children[p.idx], s)
+		}
+	}
+	for i, s := range t.Spans {
+		if t.parent[i] == nil {
+			t.roots = append(t.roots, s)
+			walk(s)
+		}
+	}
+	// Whatever is still unreached sits on a parent cycle: make the earliest
+	// such span a root and repeat.
+	for i, s := range t.Spans {
+		if reached[i] {
+			continue
+		}
+		p := t.parent[i]
+		t.parent[i] = nil
+		kids := t.children[p.idx][:0]
+		for _, c := range t.children[p.idx] {
+			if c != s {
+				kids = append(kids, c)
+			}
+		}
+		t.children[p.idx] = kids
+		t.roots = append(t.roots, s)
+		walk(s)
+	}
+	sort.Slice(t.roots, func(i, j int) bool { return spanLess(t.roots[i], t.roots[j]) })
+	if len(t.roots) > 0 {
+		t.Root = t.roots[0]
+	}
+}
+
+// Span returns the span with the given id, or nil.
+func (t *Trace) Span(id string) *Span { return t.byID[id] }
+
+// Parent returns the parent of s within this trace, or nil for a root.
+func (t *Trace) Parent(s *Span) *Span { return t.parent[s.idx] }
+
+// Children returns the direct children of s, sorted by start time. The
+// slice is shared: do not modify it.
+func (t *Trace) Children(s *Span) []*Span { return t.children[s.idx] }
+
+// Roots returns the root span and every orphan, earliest first.
+func (t *Trace) Roots() []*Span { return t.roots }
+
+// Duration is the duration of the root span: the request as its caller
+// experienced it.
+func (t *Trace) Duration() int64 {
+	if t.Root == nil {
+		return 0
+	}
+	return t.Root.Duration()
+}
+
+// Contains reports whether s belongs to this trace.
+func (t *Trace) Contains(s *Span) bool {
+	return s != nil && int(s.idx) < len(t.Spans) && t.Spans[s.idx] == s
+}
+
+// Operation returns Operation(s), computed once per span of the trace on
+// first use and then cached: detectors and reports ask for the same
+// fingerprints many times. Safe for concurrent use.
+func (t *Trace) Operation(s *Span) string {
+	t.opOnce.Do(func() {
+		t.ops = make([]string, len(t.Spans))
+		seen := make(map[string]string) // share one string among identical calls
+		for i, x := range t.Spans {
+			op := Operation(x)
+			if v, ok := seen[op]; ok {
+				op = v
+			} else {
+				seen[op] = op
+			}
+			t.ops[i] = op
+		}
+	})
+	return t.ops[s.idx]
+}
+
+// Fingerprint is Fingerprint(s) using the trace's cached operations.
+func (t *Trace) Fingerprint(s *Span) string {
+	if s.Service == "" {
+		return t.Operation(s)
+	}
+	return s.Service + " " + t.Operation(s)
+}
