@@ -137,12 +137,14 @@ func (l *Local) Up(ctx context.Context, services []string, settings Settings, va
 		if err := l.start(want); err != nil {
 			return err
 		}
-		return l.waitReady(ctx, want)
+		return l.waitReady(ctx, want, nil)
 	}
 	states, err := l.states(ctx)
 	if err != nil {
 		return err
 	}
+	// One at a time, in the scenario's order, each ready before the next:
+	// a service may need the one before it from its first request on.
 	for _, name := range want {
 		st, known := states[name]
 		switch {
@@ -152,12 +154,17 @@ func (l *Local) Up(ctx context.Context, services []string, settings Settings, va
 		case changed[name]:
 			l.Progress("restarting %s with the %s settings", name, variant)
 			_, err = l.pc(ctx, "process", "restart", name)
+		default:
+			continue
 		}
 		if err != nil {
 			return err
 		}
+		if err := l.waitReady(ctx, []string{name}, map[string]int{name: st.Pid}); err != nil {
+			return err
+		}
 	}
-	return l.waitReady(ctx, want)
+	return l.waitReady(ctx, want, nil)
 }
 
 // checkPortsFree names the first lab port another program holds.
@@ -239,8 +246,9 @@ func (l *Local) states(ctx context.Context) (map[string]processState, error) {
 }
 
 // waitReady polls until every wanted process passes its readiness check,
-// and fails fast, naming the log, when one exits instead.
-func (l *Local) waitReady(ctx context.Context, want []string) error {
+// and fails fast, naming the log, when one exits instead. replaced holds
+// the pid of an instance being restarted: its exit is not a failure.
+func (l *Local) waitReady(ctx context.Context, want []string, replaced map[string]int) error {
 	const limit = 5 * time.Minute
 	deadline := time.Now().Add(limit)
 	lastReport := time.Now()
@@ -253,6 +261,10 @@ func (l *Local) waitReady(ctx context.Context, want []string) error {
 		if err == nil {
 			for _, name := range want {
 				st := states[name]
+				if old, ok := replaced[name]; ok && st.Pid == old {
+					pending = append(pending, name)
+					continue
+				}
 				switch st.Status {
 				case "Completed", "Error", "Skipped":
 					return fmt.Errorf("%s exited with code %d while starting: %s (log: %s)", name, st.ExitCode,

@@ -153,16 +153,25 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 	r.Progress("[%s] k6: %d requests, p50 %s, p95 %s, %.1f%% failed", variant, sum.Requests, ms(sum.P50Ms), ms(sum.P95Ms), 100*sum.Failed)
 
 	r.Progress("[%s] waiting for the run's traces in Jaeger", variant)
-	raw, traces, err := r.collectTraces(ctx, jc, s.Entrypoint.Service, vr.Window.Start, vr.Window.End, sum.Requests)
+	traces, err := r.collectTraces(ctx, jc, s.Entrypoint, vr.Window.Start, vr.Window.End, sum.Requests)
 	if err != nil {
 		return nil, err
 	}
+	// The analyzed traces, as OTLP JSON, for `tracelab analyze --file`.
 	vr.TracesFile = filepath.Join(dir, variant+"-traces.json")
-	if err := os.WriteFile(vr.TracesFile, raw, 0o644); err != nil {
+	f, err := os.Create(vr.TracesFile)
+	if err != nil {
+		return nil, err
+	}
+	err = otlp.Write(f, traces)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return nil, err
 	}
 	vr.Analysis = analyze.Analyze(traces, detect.All())
-	vr.Metrics = metricsOf(sum, vr.Analysis, s.Entrypoint.Service)
+	vr.Metrics = metricsOf(sum, vr.Analysis)
 	return vr, nil
 }
 
@@ -173,20 +182,20 @@ func (r *Runner) progressFor(variant string) func(string, ...any) {
 // collectTraces polls Jaeger until it holds a trace for every request of
 // the run and the span count has stopped growing: spans of one trace
 // arrive from several services, each with its own export delay.
-func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, service string, from, to time.Time, want int) ([]byte, []*trace.Trace, error) {
+func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep Entrypoint, from, to time.Time, want int) ([]*trace.Trace, error) {
 	const limit = 2 * time.Minute
 	deadline := time.Now().Add(limit)
 	lastSpans, stable := -1, 0
 	for {
-		raw, err := jc.FindTraces(ctx, service, from, to.Add(time.Second), want+100)
+		raw, err := jc.FindTraces(ctx, ep.Service, from, to.Add(time.Second), want+100)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		traces, err := otlp.Parse(bytes.NewReader(raw))
 		if err != nil {
-			return nil, nil, fmt.Errorf("Jaeger returned traces tracelab cannot read: %v", err)
+			return nil, fmt.Errorf("Jaeger returned traces tracelab cannot read: %v", err)
 		}
-		traces = rootedAt(traces, service)
+		traces = rootedAt(traces, ep)
 		spans := 0
 		for _, t := range traces {
 			spans += len(t.Spans)
@@ -197,26 +206,30 @@ func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, service s
 			stable = 0
 		}
 		if stable >= 2 {
-			return raw, traces, nil
+			return traces, nil
 		}
 		lastSpans = spans
 		if time.Now().After(deadline) {
-			return nil, nil, fmt.Errorf("after %s Jaeger holds %d of the run's %d traces (%d spans); is the collector exporting? see .state/logs/otelcol.log", limit, len(traces), want, spans)
+			return nil, fmt.Errorf("after %s Jaeger holds %d of the run's %d traces (%d spans); is the collector exporting? see .state/logs/otelcol.log", limit, len(traces), want, spans)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil, ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(time.Second):
 		}
 	}
 }
 
-// rootedAt keeps the traces whose root span belongs to service: those are
-// the requests the load test sent to the entrypoint.
-func rootedAt(traces []*trace.Trace, service string) []*trace.Trace {
+// rootedAt keeps the traces whose root span is the entrypoint: those are
+// the requests the load test sent, not probes or background work.
+func rootedAt(traces []*trace.Trace, ep Entrypoint) []*trace.Trace {
 	var out []*trace.Trace
 	for _, t := range traces {
-		if t.Root != nil && t.Root.Service == service {
+		r := t.Root
+		if r == nil || r.Service != ep.Service {
+			continue
+		}
+		if r.Attr("http.route", "url.path", "http.target") == ep.Path || r.Name == ep.Method+" "+ep.Path {
 			out = append(out, t)
 		}
 	}
@@ -244,7 +257,7 @@ func warmUp(ctx context.Context, ep Entrypoint, base string, n int) error {
 }
 
 // metricsOf names the numbers expectations and baselines refer to.
-func metricsOf(s *k6.Summary, rep analyze.Report, service string) map[string]float64 {
+func metricsOf(s *k6.Summary, rep analyze.Report) map[string]float64 {
 	m := map[string]float64{
 		"p50_ms":         s.P50Ms,
 		"p95_ms":         s.P95Ms,
