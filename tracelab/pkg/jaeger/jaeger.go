@@ -18,7 +18,10 @@ type Client struct {
 }
 
 func New(baseURL string) *Client {
-	return &Client{BaseURL: baseURL, HTTP: &http.Client{Timeout: 60 * time.Second}}
+	// No kept-alive connections: Jaeger's shutdown waits for open ones, which
+	// made stopping the stack take 20 s longer.
+	transport := &http.Transport{DisableKeepAlives: true}
+	return &Client{BaseURL: baseURL, HTTP: &http.Client{Timeout: 60 * time.Second, Transport: transport}}
 }
 
 // Ping checks that the query API answers.
