@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Starts one of the lab's Java services as a plain process with the
-# OpenTelemetry Java agent. The variant's startup settings arrive in
+# Starts one of the lab's Java services as a plain process, instrumented with
+# OpenTelemetry. The variant's startup settings arrive in
 # .state/env/<service>.env, written by tracelab before it (re)starts the
 # process, so changing a variant is a restart, as on Kubernetes.
 set -euo pipefail
@@ -8,13 +8,7 @@ name=${1:?usage: run-java-service.sh SERVICE}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 state=${LAB_STATE:-$root/.state}
 
-jar=$root/services/$name/target/$name.jar
-[ -f "$jar" ] || { echo "run-java-service: $jar is missing; run 'make build'" >&2; exit 1; }
-settings=$state/env/$name.env
-if [ -f "$settings" ]; then set -a; . "$settings"; set +a; fi
-
 export OTEL_SERVICE_NAME=$name
-export OTEL_RESOURCE_ATTRIBUTES="service.version=${LAB_VERSION:-dev},deployment.environment.name=local,deployment.environment=local,lab.variant=${LAB_VARIANT:-default}"
 export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:${OTELCOL_OTLP_HTTP_PORT}
 export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf
 export OTEL_LOGS_EXPORTER=none
@@ -25,5 +19,20 @@ export OTEL_BSP_MAX_QUEUE_SIZE=65536
 export OTEL_BSP_MAX_EXPORT_BATCH_SIZE=2048
 export OTEL_BSP_SCHEDULE_DELAY=200
 
-exec "$LAB_JAVA_HOME/bin/java" -Xms128m -Xmx512m -XX:+UseSerialGC \
-  -javaagent:"$OTEL_JAVAAGENT_JAR" -jar "$jar"
+# services/<name>/lab.env holds what is fixed for a service whatever the
+# variant: SERVICE_JAR (default target/<name>.jar), JAVA_AGENT=off for a
+# service instrumented by its framework (Quarkus), JAVA_OPTS, extra OTEL_*.
+SERVICE_JAR=target/$name.jar
+JAVA_AGENT=on
+for env_file in "$root/services/$name/lab.env" "$state/env/$name.env"; do
+  if [ -f "$env_file" ]; then set -a; . "$env_file"; set +a; fi
+done
+export OTEL_RESOURCE_ATTRIBUTES="service.version=${LAB_VERSION:-dev},deployment.environment.name=local,deployment.environment=local,lab.variant=${LAB_VARIANT:-default}"
+
+jar=$root/services/$name/$SERVICE_JAR
+[ -f "$jar" ] || { echo "run-java-service: $jar is missing; run 'make build'" >&2; exit 1; }
+agent=()
+[ "$JAVA_AGENT" = off ] || agent=(-javaagent:"$OTEL_JAVAAGENT_JAR")
+# shellcheck disable=SC2086 # JAVA_OPTS is a list of options
+exec "$LAB_JAVA_HOME/bin/java" -Xms128m -Xmx512m -XX:+UseSerialGC ${JAVA_OPTS:-} \
+  "${agent[@]}" -jar "$jar"

@@ -131,12 +131,13 @@ main() {
   local java_home
   java_home=$("$root/infra/local/find-jdk.sh")
   say "JDK $java_home"
-  local k6 jaeger pc col agent prom pg
+  local k6 jaeger pc col agent prom pg toxi
   k6=$(go_tool k6 go.k6.io/k6 "$K6_VERSION" go.k6.io/k6)
   pc=$(go_tool process-compose github.com/f1bonacc1/process-compose "$PROCESS_COMPOSE_VERSION" github.com/f1bonacc1/process-compose)
   col=$(otelcol)
   jaeger=$(go_tool jaeger github.com/jaegertracing/jaeger "$JAEGER_VERSION" github.com/jaegertracing/jaeger/cmd/jaeger \
     'github.com/Shopify/sarama => github.com/Shopify/sarama v1.33.0')
+  toxi=$(go_tool toxiproxy github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION" github.com/Shopify/toxiproxy/v2/cmd/server)
   agent=$(javaagent)
   prom=$(prometheus_bin)
   pg=$(postgres_bindir)
@@ -148,6 +149,7 @@ K6_BIN=$k6
 OTELCOL_BIN=$col
 JAEGER_BIN=$jaeger
 PROCESS_COMPOSE_BIN=$pc
+TOXIPROXY_BIN=$toxi
 OTEL_JAVAAGENT_JAR=$agent
 PROMETHEUS_BIN=$prom
 PG_BIN_DIR=$pg

@@ -85,7 +85,16 @@ func (l *Local) environ() []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	return append(env, "LAB_ROOT="+l.root, "LAB_STATE="+l.state, "PC_DISABLE_TUI=1")
+	return append(env, "LAB_ROOT="+l.root, "LAB_STATE="+l.state, "LAB_VERSION="+l.version(), "PC_DISABLE_TUI=1")
+}
+
+// version is the checkout's commit, recorded on every span as service.version.
+func (l *Local) version() string {
+	out, err := exec.Command("git", "-C", l.root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "dev"
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func (l *Local) pc(ctx context.Context, args ...string) ([]byte, error) {

@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"tracelab/pkg/analyze"
@@ -126,25 +126,38 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 	if err := jc.Ping(ctx); err != nil {
 		return nil, err
 	}
-	if p.Warmup > 0 {
-		r.Progress("[%s] warming up: %d request(s)", variant, p.Warmup)
-		if err := warmUp(ctx, s.Entrypoint, base, p.Warmup); err != nil {
-			return nil, err
-		}
-	}
-
-	r.Progress("[%s] running k6 %s (%s profile)", variant, s.Load.Script, profile)
-	env := map[string]string{"TARGET": base}
-	for k, v := range p.Env {
-		env[k] = v
-	}
 	logFile, err := os.Create(filepath.Join(dir, variant+"-k6.log"))
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close()
+	script := filepath.Join(r.Root, s.Load.Script)
+	env := map[string]string{"TARGET": base}
+	for k, v := range p.Env {
+		env[k] = v
+	}
+	// Warm-up runs the same script, so a POST gets its body and a JIT
+	// compiler its hot paths; its requests are not measured.
+	if p.Warmup > 0 {
+		r.Progress("[%s] warming up: %d request(s)", variant, p.Warmup)
+		warm := map[string]string{"TARGET": base, "VUS": "1", "ITERATIONS": strconv.Itoa(p.Warmup)}
+		for k, v := range p.Env {
+			if _, shape := warm[k]; !shape && k != "RATE" && k != "DURATION" {
+				warm[k] = v
+			}
+		}
+		sum, err := k6.Run(ctx, r.K6Bin, script, warm, filepath.Join(dir, variant+"-warmup-summary.json"), logFile, r.progressFor(variant))
+		if err != nil {
+			return nil, err
+		}
+		if sum.Failed > 0 {
+			return nil, fmt.Errorf("%.0f%% of the warm-up requests failed; see %s and .state/logs/%s.log", 100*sum.Failed, logFile.Name(), s.Entrypoint.Service)
+		}
+	}
+
+	r.Progress("[%s] running k6 %s (%s profile)", variant, s.Load.Script, profile)
 	vr.Window.Start = time.Now()
-	sum, err := k6.Run(ctx, r.K6Bin, filepath.Join(r.Root, s.Load.Script), env, filepath.Join(dir, variant+"-k6-summary.json"), logFile, r.progressFor(variant))
+	sum, err := k6.Run(ctx, r.K6Bin, script, env, filepath.Join(dir, variant+"-k6-summary.json"), logFile, r.progressFor(variant))
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +233,15 @@ func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep Entryp
 	}
 }
 
+// Matches tells whether a request path or route is the entrypoint's; a path
+// ending in * is a prefix, for loads spread over many routes.
+func (ep Entrypoint) Matches(path string) bool {
+	if prefix, ok := strings.CutSuffix(ep.Path, "*"); ok {
+		return strings.HasPrefix(path, prefix)
+	}
+	return path == ep.Path
+}
+
 // rootedAt keeps the traces whose root span is the entrypoint: those are
 // the requests the load test sent, not probes or background work.
 func rootedAt(traces []*trace.Trace, ep Entrypoint) []*trace.Trace {
@@ -229,31 +251,11 @@ func rootedAt(traces []*trace.Trace, ep Entrypoint) []*trace.Trace {
 		if r == nil || r.Service != ep.Service {
 			continue
 		}
-		if r.Attr("http.route", "url.path", "http.target") == ep.Path || r.Name == ep.Method+" "+ep.Path {
+		if ep.Matches(r.Attr("http.route", "url.path", "http.target")) || r.Name == ep.Method+" "+ep.Path {
 			out = append(out, t)
 		}
 	}
 	return out
-}
-
-func warmUp(ctx context.Context, ep Entrypoint, base string, n int) error {
-	client := &http.Client{Timeout: 3 * time.Minute}
-	for i := 0; i < n; i++ {
-		req, err := http.NewRequestWithContext(ctx, ep.Method, base+ep.Path, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return fmt.Errorf("warm-up request %s %s failed: %v", ep.Method, ep.Path, err)
-		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
-		resp.Body.Close()
-		if resp.StatusCode >= 300 {
-			return fmt.Errorf("warm-up request %s %s answered %s: %s", ep.Method, ep.Path, resp.Status, bytes.TrimSpace(body))
-		}
-	}
-	return nil
 }
 
 // metricsOf names the numbers expectations and baselines refer to.
