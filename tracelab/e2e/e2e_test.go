@@ -124,6 +124,23 @@ func TestMalformedScenarioNamesTheField(t *testing.T) {
 	}
 }
 
+// A clone whose tools were never installed is told how to install them.
+func TestMissingToolsSayWhatToRun(t *testing.T) {
+	tmp := t.TempDir()
+	for _, f := range []string{"scenarios/nplus1/scenario.yaml", "loadtests/nplus1.js", "infra/local/ports.env"} {
+		data, err := os.ReadFile(filepath.Join(root(t), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Join(tmp, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(tmp, f), data, 0o644)
+	}
+	r := tracelab(t, []string{"TRACELAB_ROOT=" + tmp}, "scenario", "run", "nplus1")
+	if r.code != 3 || !strings.Contains(r.stderr, "run 'make tools'") {
+		t.Fatalf("want exit 3 telling to run 'make tools', got %d: %q", r.code, r.stderr)
+	}
+}
+
 func TestPortTakenIsNamedAndNothingStarts(t *testing.T) {
 	port := labPorts(t)["JAEGER_QUERY_PORT"]
 	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
