@@ -47,13 +47,13 @@ build: $(TRACELAB) $(SERVICE_JARS) ## build tracelab and the services
 up: tools build ## start the telemetry stack and every service
 	$(TRACELAB) up
 
-down: ## stop everything the lab started
-	@if [ -x $(TRACELAB) ]; then $(TRACELAB) down; fi
+down: $(TRACELAB) ## stop everything the lab started
+	@$(TRACELAB) down
 
-status: ## show the lab's processes and endpoints
+status: $(TRACELAB) ## show the lab's processes and endpoints
 	@$(TRACELAB) status
 
-logs: ## follow the logs of every process (Ctrl-C to stop)
+logs: $(TRACELAB) ## follow the logs of every process (Ctrl-C to stop)
 	@$(TRACELAB) logs
 
 scenario-%: tools build ## reproduce a pathology, analyze its traces, run the fix and judge it

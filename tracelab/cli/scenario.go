@@ -136,7 +136,7 @@ func runScenarioRun(root string, args []string) int {
 func toolPath(root, key string) (string, error) {
 	tools, err := runtime.ReadEnvFile(filepath.Join(root, ".state", "tools.env"))
 	if err != nil {
-		return "", errors.New("the lab's tools are not installed; run 'make tools'")
+		return "", runtime.ErrNoTools
 	}
 	if tools[key] == "" {
 		return "", fmt.Errorf("%s missing from .state/tools.env; run 'make tools'", key)

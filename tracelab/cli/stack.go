@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -65,6 +66,9 @@ func runDown(args []string) int {
 		return fail(exitUsage, "%v", err)
 	}
 	rt, err := openRuntime(root, "")
+	if errors.Is(err, runtime.ErrNoTools) {
+		return exitOK // without tools nothing was started
+	}
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}

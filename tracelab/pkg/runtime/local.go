@@ -31,6 +31,9 @@ type Local struct {
 	Progress    func(format string, a ...any)
 }
 
+// ErrNoTools means .state/tools.env is missing: nothing can have been started.
+var ErrNoTools = errors.New("the lab's tools are not installed; run 'make tools'")
+
 func NewLocal(root string) (*Local, error) {
 	l := &Local{root: root, state: filepath.Join(root, ".state"), Progress: func(string, ...any) {}}
 	var err error
@@ -38,7 +41,7 @@ func NewLocal(root string) (*Local, error) {
 		return nil, err
 	}
 	if l.tools, err = ReadEnvFile(filepath.Join(l.state, "tools.env")); err != nil {
-		return nil, errors.New("the lab's tools are not installed; run 'make tools'")
+		return nil, ErrNoTools
 	}
 	return l, nil
 }
