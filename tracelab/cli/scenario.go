@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"tracelab/pkg/report"
 	"tracelab/pkg/runtime"
 	"tracelab/pkg/scenario"
 )
@@ -120,6 +121,11 @@ func runScenarioRun(root string, args []string) int {
 	}
 	scenario.WriteTable(os.Stdout, res)
 	fmt.Printf("result: %s\n", res.ResultFile)
+	reportPath := filepath.Join(filepath.Dir(res.ResultFile), "report.html")
+	if err := report.WriteFile(reportPath, res, report.Options{}); err != nil {
+		return fail(exitRuntime, "writing the HTML report: %v", err)
+	}
+	fmt.Printf("report: %s\n", reportPath)
 	if *record {
 		fmt.Printf("recorded: %s/baseline.json (profile %s)\n", s.Dir, *profile)
 	}

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"tracelab/pkg/report"
+	"tracelab/pkg/scenario"
+)
+
+func init() {
+	register("report", "render a scenario run's result.json as a self-contained HTML report", runReport)
+}
+
+func runReport(args []string) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	resultPath := fs.String("result", "", "a run's result.json (.state/results/<run>/result.json)")
+	out := fs.String("out", "", "where to write the HTML (default: report.html beside the result)")
+	noVerdict := fs.Bool("no-verdict", false, "leave out the checks and the verdict")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *resultPath == "" {
+		return fail(exitUsage, "--result is required, e.g. --result .state/results/<run>/result.json")
+	}
+	data, err := os.ReadFile(*resultPath)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	var res scenario.Result
+	if err := json.Unmarshal(data, &res); err != nil || res.Scenario == "" {
+		return fail(exitUsage, "%s is not a tracelab result.json", *resultPath)
+	}
+	if *out == "" {
+		*out = filepath.Join(filepath.Dir(*resultPath), "report.html")
+	}
+	if err := report.WriteFile(*out, &res, report.Options{HideVerdict: *noVerdict}); err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	fmt.Println(*out)
+	return exitOK
+}

@@ -1,0 +1,95 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tracelab/pkg/analyze"
+	"tracelab/pkg/detect"
+	"tracelab/pkg/otlp"
+	"tracelab/pkg/scenario"
+	"tracelab/pkg/trace"
+)
+
+// labRun analyzes generated nplus1 traces as the runner would, writing the
+// traces file the report reads.
+func labRun(t *testing.T, variant string, batch bool) scenario.VariantResult {
+	t.Helper()
+	var spans []*trace.Span
+	for i := 0; i < 3; i++ {
+		spans = append(spans, analyze.LabTrace(analyze.LabOptions{Items: 200, CallMs: 12, Batch: batch, Start: time.Unix(1700000000+int64(i)*10, 0), Seed: int64(i)})...)
+	}
+	traces := trace.Group(spans)
+	path := filepath.Join(t.TempDir(), variant+"-traces.json")
+	f, _ := os.Create(path)
+	if err := otlp.Write(f, traces); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return scenario.VariantResult{
+		Variant:    variant,
+		Metrics:    map[string]float64{"p50_ms": 1},
+		Analysis:   analyze.Analyze(traces, detect.All()),
+		TracesFile: path,
+	}
+}
+
+func render(t *testing.T, opt Options) string {
+	res := &scenario.Result{Scenario: "nplus1", Profile: "smoke", Verdict: "pass",
+		Variants: []scenario.VariantResult{labRun(t, "baseline", false), labRun(t, "fixed", true)},
+		Checks:   []scenario.Check{{Name: "baseline: n-plus-one found", OK: true}}}
+	var b bytes.Buffer
+	if err := Write(&b, res, opt); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestReportShowsTheStaircaseAndItsFinding(t *testing.T) {
+	html := render(t, Options{})
+	baseline, fixed, ok := strings.Cut(html, `id="variant-fixed"`)
+	if !ok {
+		t.Fatal("no section for the fixed variant")
+	}
+	// 200 calls: 3 shown at each end, the 194 between folded in one row.
+	if !strings.Contains(baseline, "… 194 more GET 127.0.0.1:18081/prices/{id}") {
+		t.Error("the sequential calls are not folded into one row")
+	}
+	if n := strings.Count(baseline, `class="wf-row finding`); n != 7 {
+		t.Errorf("want 7 highlighted rows (6 calls and the folded run), got %d", n)
+	}
+	if !strings.Contains(baseline, `class="crit"`) {
+		t.Error("no critical path marked")
+	}
+	if strings.Contains(fixed, "wf-row finding") {
+		t.Error("the fixed variant has highlighted rows")
+	}
+	if !strings.Contains(html, `id="verdict"`) || strings.Contains(html, "http://") && strings.Contains(html, "<script src") {
+		t.Error("want a verdict and no external resources")
+	}
+}
+
+func TestReportWithoutVerdict(t *testing.T) {
+	html := render(t, Options{HideVerdict: true})
+	if strings.Contains(html, `id="verdict"`) || strings.Contains(html, `id="checks"`) {
+		t.Error("the verdict is shown although hidden")
+	}
+}
+
+func TestHistogramsShareOneAxis(t *testing.T) {
+	h := histograms([][]float64{{100, 110, 120}, {2, 3}}, 10)
+	if h[0].MinMs != 2 || h[1].MaxMs != 120 || !h[0].LogScale {
+		t.Fatalf("got %+v", h[0])
+	}
+	total := 0
+	for _, b := range h[1].Bins {
+		total += b.Count
+	}
+	if total != 2 {
+		t.Errorf("lost samples: %d", total)
+	}
+}
