@@ -25,12 +25,13 @@ type Report struct {
 // RequestStats describes one request type: the traces whose root span has
 // the same fingerprint (root service + operation).
 type RequestStats struct {
-	Request        string        `json:"request"` // e.g. "catalog GET /catalog/summary"
-	Traces         int           `json:"traces"`
-	MeanDurationMs float64       `json:"mean_duration_ms"`
-	SpansPerTrace  float64       `json:"spans_per_trace"`
-	CallsPerTrace  float64       `json:"calls_per_trace"` // outgoing calls (trace.IsCall) per trace
-	CriticalPath   []PathSegment `json:"critical_path"`   // largest first, at most MaxPathSegments
+	Request         string        `json:"request"` // e.g. "catalog GET /catalog/summary"
+	Traces          int           `json:"traces"`
+	MeanDurationMs  float64       `json:"mean_duration_ms"`
+	SpansPerTrace   float64       `json:"spans_per_trace"`
+	CallsPerTrace   float64       `json:"calls_per_trace"`    // outgoing calls (trace.IsCall) per trace
+	DBCallsPerTrace float64       `json:"db_calls_per_trace"` // of those, database round trips (detect.IsDBRoundTrip)
+	CriticalPath    []PathSegment `json:"critical_path"`      // largest first, at most MaxPathSegments
 }
 
 // PathSegment is the critical-path time of one operation, averaged over the
@@ -93,6 +94,7 @@ type requestAgg struct {
 	traces       int
 	duration     int64
 	spans, calls int
+	dbCalls      int
 	onPath       map[segmentKey]int64
 }
 
@@ -115,6 +117,9 @@ func requestStats(traces []*trace.Trace) []RequestStats {
 			if trace.IsCall(s) {
 				a.calls++
 			}
+			if detect.IsDBRoundTrip(s) {
+				a.dbCalls++
+			}
 		}
 		for _, sec := range t.CriticalPath() {
 			a.onPath[segmentKey{sec.Span.Service, t.Operation(sec.Span)}] += sec.Duration()
@@ -125,12 +130,13 @@ func requestStats(traces []*trace.Trace) []RequestStats {
 	for _, a := range byRequest {
 		n := float64(a.traces)
 		rs := RequestStats{
-			Request:        a.request,
-			Traces:         a.traces,
-			MeanDurationMs: round(float64(a.duration)/n/1e6, 3),
-			SpansPerTrace:  round(float64(a.spans)/n, 2),
-			CallsPerTrace:  round(float64(a.calls)/n, 2),
-			CriticalPath:   []PathSegment{},
+			Request:         a.request,
+			Traces:          a.traces,
+			MeanDurationMs:  round(float64(a.duration)/n/1e6, 3),
+			SpansPerTrace:   round(float64(a.spans)/n, 2),
+			CallsPerTrace:   round(float64(a.calls)/n, 2),
+			DBCallsPerTrace: round(float64(a.dbCalls)/n, 2),
+			CriticalPath:    []PathSegment{},
 		}
 		for k, d := range a.onPath {
 			seg := PathSegment{Service: k.service, Operation: k.operation, MeanMs: round(float64(d)/n/1e6, 3)}

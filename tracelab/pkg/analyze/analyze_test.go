@@ -163,3 +163,36 @@ func keys(m map[string]json.RawMessage) []string {
 	}
 	return ks
 }
+
+func TestRequestStatsCountsDBCalls(t *testing.T) {
+	rep := Analyze(labTraces(), nil)
+	got := map[string]RequestStats{}
+	for _, rq := range rep.Requests {
+		got[rq.Request] = rq
+	}
+	// One list query and one author query per book, all to PostgreSQL;
+	// the catalog request calls only HTTP.
+	if rq := got["books GET /books/"]; rq.DBCallsPerTrace != 21 || rq.CallsPerTrace != 21 {
+		t.Errorf("books: %v db calls of %v calls per trace, want 21 of 21", rq.DBCallsPerTrace, rq.CallsPerTrace)
+	}
+	if rq := got["catalog GET /catalog/summary"]; rq.DBCallsPerTrace != 0 || rq.CallsPerTrace != 201 {
+		t.Errorf("catalog: %v db calls of %v calls per trace, want 0 of 201", rq.DBCallsPerTrace, rq.CallsPerTrace)
+	}
+	// A cache read and a pool checkout are calls, but not database round
+	// trips.
+	spans := ORMTrace(8, time.Unix(1700000200, 0), 5)
+	spans = append(spans, &trace.Span{TraceID: spans[0].TraceID, SpanID: "cafe0000000000ff", ParentID: spans[0].SpanID, Kind: trace.KindClient,
+		Service: "books", Name: "GET", Start: spans[0].Start, End: spans[0].Start + 1000,
+		Attrs: map[string]string{"db.system": "redis", "db.statement": "GET author:12"}},
+		&trace.Span{TraceID: spans[0].TraceID, SpanID: "cafe0000000000fe", ParentID: spans[0].SpanID, Kind: trace.KindInternal,
+			Service: "books", Name: "DataSource.getConnection", Start: spans[0].Start, End: spans[0].Start + 1000,
+			Attrs: map[string]string{"db.system": "postgresql", "code.function": "getConnection"}})
+	rq := Analyze(trace.Group(spans), nil).Requests[0]
+	if rq.DBCallsPerTrace != 6 || rq.CallsPerTrace != 8 {
+		t.Errorf("with a cache read and a checkout: %v db calls of %v calls, want 6 of 8", rq.DBCallsPerTrace, rq.CallsPerTrace)
+	}
+	b, _ := json.Marshal(rq)
+	if !strings.Contains(string(b), `"db_calls_per_trace":6`) {
+		t.Errorf("JSON lacks db_calls_per_trace: %s", b)
+	}
+}

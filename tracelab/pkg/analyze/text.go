@@ -34,9 +34,13 @@ func WriteText(w io.Writer, r Report) error {
 		fmt.Fprintln(bw, "Requests:")
 		for _, rq := range r.Requests {
 			fmt.Fprintf(bw, "\n  %s\n", rq.Request)
-			fmt.Fprintf(bw, "    %s %s, mean %s, %s spans and %s outgoing calls per trace\n",
+			db := ""
+			if rq.DBCallsPerTrace > 0 {
+				db = fmt.Sprintf(" (%s to a database)", number(rq.DBCallsPerTrace))
+			}
+			fmt.Fprintf(bw, "    %s %s, mean %s, %s spans and %s outgoing calls%s per trace\n",
 				thousands(rq.Traces), plural(rq.Traces, "trace", "traces"), duration(rq.MeanDurationMs),
-				number(rq.SpansPerTrace), number(rq.CallsPerTrace))
+				number(rq.SpansPerTrace), number(rq.CallsPerTrace), db)
 			if len(rq.CriticalPath) > 0 {
 				fmt.Fprintln(bw, "    critical path (mean per trace):")
 				for _, seg := range rq.CriticalPath {

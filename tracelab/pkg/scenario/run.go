@@ -275,6 +275,7 @@ func metricsOf(s *k6.Summary, rep analyze.Report) map[string]float64 {
 		w := float64(rq.Traces) / float64(max(traces, 1))
 		m["spans_per_request"] += w * rq.SpansPerTrace
 		m["calls_per_request"] += w * rq.CallsPerTrace
+		m["db_calls_per_request"] += w * rq.DBCallsPerTrace
 	}
 	return m
 }

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tracelab/pkg/analyze"
+	"tracelab/pkg/k6"
 )
 
 func nplus1YAML(t *testing.T) string {
@@ -74,5 +77,22 @@ func TestSettingsForLetsTheVariantWin(t *testing.T) {
 	got := s.SettingsFor("smoke", "fixed")
 	if got["catalog"]["CATALOG_FETCH_MODE"] != "batch" || got["catalog"]["X"] != "1" || got["pricing"]["PRICING_ITEM_COUNT"] != "200" {
 		t.Fatalf("got %v", got)
+	}
+}
+
+// db_calls_per_request is a metric a ratio may name, weighted over request
+// types like calls_per_request.
+func TestDBCallsPerRequestMetric(t *testing.T) {
+	doc := strings.Replace(nplus1YAML(t), "metric: p50_ms", "metric: db_calls_per_request", 1)
+	if _, err := Parse([]byte(doc)); err != nil {
+		t.Errorf("db_calls_per_request refused: %v", err)
+	}
+	rep := analyze.Report{Requests: []analyze.RequestStats{
+		{Traces: 3, CallsPerTrace: 8, DBCallsPerTrace: 7},
+		{Traces: 1, CallsPerTrace: 1, DBCallsPerTrace: 1},
+	}}
+	m := metricsOf(&k6.Summary{}, rep)
+	if m["db_calls_per_request"] != 5.5 || m["calls_per_request"] != 6.25 {
+		t.Errorf("db_calls_per_request %v, calls_per_request %v; want 5.5, 6.25", m["db_calls_per_request"], m["calls_per_request"])
 	}
 }

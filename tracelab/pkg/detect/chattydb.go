@@ -1,0 +1,285 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"tracelab/pkg/trace"
+)
+
+func init() { Register(ChattyDB{}) }
+
+// ChattyDBMinRoundTrips is how many database round trips one request must
+// make, one after another, to be chatty. The public anchors bracket it:
+//
+//   - Sentry's Consecutive DB Queries detector starts at 2 sequential
+//     queries (consecutive_count_threshold 2), but only for queries of
+//     30 ms or more that could run in parallel (span_duration_threshold
+//     30, min_time_saved_ratio 0.1; get_detection_settings in
+//     getsentry/sentry src/sentry/utils/performance_issues/performance_detection.py).
+//     It asks "could these run at once?", not "are there too many?".
+//   - perf-sentinel flags 3 sequential sibling calls with different
+//     templates as serialized (serialized_min_sequential 3) and a trace
+//     with more than 15 outgoing HTTP calls as a chatty service
+//     (chatty_service_min_calls 15; robintra/perf-sentinel docs/CONFIGURATION.md,
+//     crates/sentinel-core/src/detect/chatty.rs). The chatty rule ignores
+//     SQL entirely.
+//   - Digma's "High number of queries" insight has no fixed count: it
+//     compares an endpoint's queries with the typical count of the
+//     service's endpoints (digma-ai/digma-ui
+//     src/components/Insights/HighNumberOfQueriesInsight/index.tsx).
+//   - GitLab caps a web request at 100 SQL queries
+//     (doc/development/database/query_count_limits.md): a guard rail
+//     against the absurd, not a diagnosis.
+//
+// 5 is the count the same tools use for N+1 (see NPlusOneMinCalls), so a
+// request pays for five round trips before either detector speaks. It sits
+// between what an ordinary write legitimately needs (read, then write: 2,
+// maybe 3 with a lock or an audit row) and case study 000's POST, which made
+// 7 round trips of about 14.5 ms each, 93% of its 109 ms under load.
+const ChattyDBMinRoundTrips = 5
+
+// ChattyDB finds requests that talk to a database in many small steps:
+// ChattyDBMinRoundTrips or more statements of any kind, executed one after
+// another, so that the request pays the network round trip each time. The
+// fix is fewer, larger round trips: one statement, a batch, or a stored
+// procedure.
+//
+// Repeats of one statement that n-plus-one reports (the same fingerprint,
+// NPlusOneMinCalls or more times under one parent, sequential) are left to
+// it: they are set aside before counting, so a request is never reported
+// twice for the same round trips. A request with 1 + 20 author queries is
+// an N+1 and nothing else; one with 7 distinct statements plus an N+1 loop
+// gets both findings, each over its own spans.
+type ChattyDB struct{}
+
+// ID implements Detector.
+func (ChattyDB) ID() string { return "chatty-db" }
+
+type chattyKey struct {
+	service string // the service that talks to the database
+	request string // trace.Operation of its request span
+	db      string // database system and name, e.g. "postgresql orders"
+}
+
+type chattyAgg struct {
+	requests                     int
+	traces                       map[*trace.Trace]bool
+	calls, setAside, statements  int
+	callTime                     int64
+	maxConc                      int
+	shareParent, shareCP, factor float64
+	example                      *trace.Trace
+	exampleRequest               *trace.Span
+	exampleCalls                 []*trace.Span
+	exampleShare                 float64
+}
+
+// Detect implements Detector.
+func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
+	aggs := map[chattyKey]*chattyAgg{}
+	for _, t := range traces {
+		// One trace's critical-path share sums over its chatty requests.
+		shares := map[*chattyAgg]float64{}
+		for _, r := range chattyRequests(t) {
+			k := chattyKey{service: r.calls[0].Service, db: dbLabel(r.calls[0])}
+			if r.span != nil {
+				k.request = t.Operation(r.span)
+			}
+			a := aggs[k]
+			if a == nil {
+				a = &chattyAgg{traces: map[*trace.Trace]bool{}}
+				aggs[k] = a
+			}
+			iv := trace.Intervals(r.calls)
+			union := trace.UnionLength(iv)
+			a.requests++
+			a.traces[t] = true
+			a.calls += len(r.calls)
+			a.setAside += r.setAside
+			a.maxConc = max(a.maxConc, trace.MaxConcurrency(iv))
+			a.factor += trace.ParallelismFactor(iv)
+			distinct := map[string]bool{}
+			for _, c := range r.calls {
+				a.callTime += c.Duration()
+				distinct[t.Operation(c)] = true
+			}
+			a.statements += len(distinct)
+			if r.span != nil && r.span.Duration() > 0 {
+				a.shareParent += math.Min(1, float64(union)/float64(r.span.Duration()))
+			}
+			share := 0.0
+			if dur := t.Duration(); dur > 0 {
+				share = float64(t.CriticalTimeUnder(r.calls)) / float64(dur)
+			}
+			shares[a] += share
+			if a.example == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.example.ID {
+				a.example, a.exampleRequest, a.exampleCalls, a.exampleShare = t, r.span, r.calls, share
+			}
+		}
+		for a, s := range shares {
+			a.shareCP += s
+		}
+	}
+
+	findings := make([]Finding, 0, len(aggs))
+	for k, a := range aggs {
+		n := float64(a.requests)
+		statements := make([]string, len(a.exampleCalls))
+		for i, c := range a.exampleCalls {
+			statements[i] = clipText(a.example.Operation(c), 60)
+		}
+		f := Finding{
+			Detector:            d.ID(),
+			Service:             k.service,
+			ParentOperation:     k.request,
+			Operation:           k.db,
+			CallsPerTrace:       round(float64(a.calls)/n, 2),
+			MaxConcurrency:      a.maxConc,
+			ShareOfParent:       round(a.shareParent/n, 4),
+			ShareOfCriticalPath: round(a.shareCP/float64(len(a.traces)), 4),
+			TracesAffected:      len(a.traces),
+			Evidence: map[string]any{
+				"example_trace_id":        a.example.ID,
+				"request":                 a.example.Fingerprint(a.example.Root),
+				"round_trips_per_request": round(float64(a.calls)/n, 2),
+				"distinct_statements":     round(float64(a.statements)/n, 2),
+				"mean_round_trip_ms":      meanMs(a.callTime, a.calls),
+				"parallelism_factor":      round(a.factor/n, 3),
+				"example_statements":      statements,
+				"requests_affected":       a.requests,
+			},
+		}
+		if a.setAside > 0 {
+			// Not counted above: n-plus-one reports them.
+			f.Evidence["n_plus_one_round_trips"] = round(float64(a.setAside)/n, 2)
+		}
+		if a.exampleRequest != nil {
+			f.Evidence["example_parent_span_id"] = a.exampleRequest.SpanID
+		}
+		in := ""
+		if k.request != "" {
+			in = " per " + k.request
+		}
+		f.Summary = fmt.Sprintf("%s makes %s round trips to %s%s, one after another (%.1f ms each on average); they are %.0f%% of the request's critical path. Do the same work in one statement or one batched round trip.",
+			k.service, count(f.CallsPerTrace), k.db, in, f.Evidence["mean_round_trip_ms"], 100*f.ShareOfCriticalPath)
+		findings = append(findings, f)
+	}
+	Sort(findings)
+	return findings
+}
+
+// chattyRequest is one request's database round trips.
+type chattyRequest struct {
+	span     *trace.Span // the request, see requestSpan; nil if the calls have none
+	calls    []*trace.Span
+	setAside int // round trips left to n-plus-one
+}
+
+// chattyRequests returns the requests of one trace that made at least
+// ChattyDBMinRoundTrips sequential database round trips, not counting
+// those n-plus-one reports.
+func chattyRequests(t *trace.Trace) []chattyRequest {
+	var nplus1 map[*trace.Span]bool
+	for _, o := range repeatedSequentialCalls(t) {
+		if nplus1 == nil {
+			nplus1 = map[*trace.Span]bool{}
+		}
+		for _, c := range o.calls {
+			nplus1[c] = true
+		}
+	}
+
+	type reqKey struct {
+		span    *trace.Span
+		service string
+		db      string
+	}
+	byRequest := map[reqKey]*chattyRequest{}
+	var order []reqKey
+	for _, s := range t.Spans {
+		if !IsDBRoundTrip(s) || insideDBCall(t, s) {
+			continue
+		}
+		r := requestSpan(t, s)
+		k := reqKey{r, s.Service, dbLabel(s)}
+		cr := byRequest[k]
+		if cr == nil {
+			cr = &chattyRequest{span: r}
+			byRequest[k] = cr
+			order = append(order, k)
+		}
+		if nplus1[s] {
+			cr.setAside++
+			continue
+		}
+		cr.calls = append(cr.calls, s)
+	}
+
+	var out []chattyRequest
+	for _, k := range order {
+		cr := byRequest[k]
+		if len(cr.calls) < ChattyDBMinRoundTrips {
+			continue
+		}
+		// Statements sent concurrently (several connections, or a
+		// pipelining driver) cost one round trip of wall time together,
+		// not one each: not chatty in the sense that hurts. The slack is
+		// the one n-plus-one allows.
+		if trace.ParallelismFactor(trace.Intervals(cr.calls)) > NPlusOneMaxParallelism {
+			continue
+		}
+		out = append(out, *cr)
+	}
+	return out
+}
+
+// IsDBRoundTrip reports whether s is a database round trip: a database
+// call (trace.CallDB) other than a connection checkout. The OpenTelemetry
+// Java agent wraps DataSource.getConnection in a span that carries
+// db.system (INTERNAL, code.function getConnection); with a pool (Agroal in
+// Quarkus, HikariCP in Spring) it hands out an open connection without
+// reaching the database: 0.2 ms in the lab's orders traces. Only a pool
+// that has to open a new connection makes it a round trip, and then not a
+// chatty one.
+func IsDBRoundTrip(s *trace.Span) bool {
+	if trace.Classify(s) != trace.CallDB {
+		return false
+	}
+	return !strings.HasSuffix(s.Attr("code.function.name", "code.function"), "getConnection")
+}
+
+// insideDBCall reports whether s runs under another database call of its
+// service (an ORM span over its JDBC statement, say): the outer call is
+// the round trip, the inner one is the same round trip seen lower down.
+func insideDBCall(t *trace.Trace, s *trace.Span) bool {
+	for p := t.Parent(s); p != nil && p.Service == s.Service; p = t.Parent(p) {
+		if trace.Classify(p) == trace.CallDB {
+			return true
+		}
+	}
+	return false
+}
+
+// dbLabel names the database a call goes to: its system and, when known,
+// its name, e.g. "postgresql orders".
+func dbLabel(s *trace.Span) string {
+	label := s.Attr("db.system.name", "db.system")
+	if ns := s.Attr("db.namespace", "db.name"); ns != "" {
+		label += " " + ns
+	}
+	return label
+}
+
+// clipText shortens s to at most n bytes without splitting a character.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,424 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"tracelab/pkg/trace"
+)
+
+func init() { Register(EventLoopBlocking{}) }
+
+// The event-loop-blocking thresholds. There is no public anchor to borrow
+// from: Vert.x's own BlockedThreadChecker only warns after a task has held
+// an event loop for 2 s (VertxOptions.DEFAULT_MAX_EVENT_LOOP_EXECUTE_TIME),
+// and case study 000's 4 ms call to service B never came near it. The
+// numbers below are the lab's own, chosen from the shape of the evidence.
+const (
+	// EventLoopMinContended is how many requests must have competed for one
+	// event-loop thread (arrived while another request's call was in flight
+	// there, or had one run while they waited) before the thread is judged.
+	// Below it there is no evidence either way; 5 matches the repeat count
+	// the n-plus-one detector needs.
+	EventLoopMinContended = 5
+
+	// EventLoopMinWaitedShare is the share of those contended requests that
+	// must have waited: their own call began only once the other call had
+	// ended. A blocked loop makes every one of them wait (share 1). With a
+	// non-blocking client a contended request waits only when the other
+	// call happens to end in the short moment between its arrival and its
+	// own call, so the share is about wait / (wait + call duration): under
+	// 0.1 for the lab's 4 ms calls (0 to 7% in the tests' simulated load).
+	// 0.9 leaves room for the odd span end that is recorded late (see
+	// eventLoopSlack).
+	EventLoopMinWaitedShare = 0.9
+
+	// eventLoopSlack is how far a call may seem to overlap the next one on
+	// the same thread and still count as finished before it. A blocking
+	// client's span can end a moment after the thread was released (the
+	// span is closed by the I/O thread that completed the response), which
+	// would otherwise read as two calls in flight at once. 100 µs is well
+	// under a network round trip and well over that hand-off.
+	eventLoopSlack = 100_000 // ns
+)
+
+// eventLoopThreadPrefixes name the threads that run event loops. Vert.x
+// (and so Quarkus) calls them vert.x-eventloop-thread-N; Netty's default
+// thread factory names them after the event loop group's class, and
+// Reactor Netty (Spring WebFlux) uses its own prefixes.
+var eventLoopThreadPrefixes = []string{
+	"vert.x-eventloop-thread-",
+	"reactor-http-nio-", "reactor-http-epoll-",
+	"nioEventLoopGroup-", "epollEventLoopGroup-", "multiThreadIoEventLoopGroup-",
+}
+
+// IsEventLoopThread reports whether a thread.name belongs to an event loop.
+func IsEventLoopThread(name string) bool {
+	for _, p := range eventLoopThreadPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// EventLoopBlocking finds outgoing calls that block an event-loop thread.
+//
+// A client span started on an event-loop thread proves nothing alone:
+// non-blocking clients start their calls there too. What differs is what
+// happens when requests compete for the thread. A blocked thread cannot
+// start another call (or run anything else) until the current one
+// returns, so its calls never overlap and a request that arrives meanwhile
+// waits; a non-blocking client lets the second call start at once, so the
+// calls overlap. The detector therefore looks at every event-loop thread
+// across all traces and flags it only when enough requests competed for
+// it and (nearly) all of them waited.
+//
+// With one request at a time both clients produce the same traces: calls
+// never overlap because nothing else is running, and nobody waits. Such
+// data holds no evidence either way, and the detector stays silent rather
+// than guess from the thread name.
+type EventLoopBlocking struct{}
+
+// ID implements Detector.
+func (EventLoopBlocking) ID() string { return "event-loop-blocking" }
+
+// loopCall is one outgoing call started on an event-loop thread.
+type loopCall struct {
+	t       *trace.Trace
+	call    *trace.Span
+	handler *trace.Span // the request it serves: a SERVER or CONSUMER span, or nil
+	thread  threadKey
+}
+
+// threadKey identifies a thread across traces: names repeat in every
+// process, so the service instance is part of it.
+type threadKey struct{ service, instance, name string }
+
+// threadEvidence is what one thread's calls show.
+type threadEvidence struct {
+	calls     []loopCall
+	contended int   // requests that competed for the thread
+	waited    int   // ... and waited for it
+	waitTime  int64 // summed arrival-to-call time of those that waited
+	free      int   // requests that found the thread free
+	freeTime  int64 // summed arrival-to-call time of those
+	maxConc   int
+	waits     map[*trace.Span]int64 // call -> its wait, for the requests that waited
+}
+
+func (e *threadEvidence) blocking() bool {
+	return e.contended >= EventLoopMinContended &&
+		float64(e.waited) >= EventLoopMinWaitedShare*float64(e.contended)
+}
+
+// eventLoopKey identifies one finding.
+type eventLoopKey struct {
+	service string // the service whose event loop is blocked
+	handler string // trace.Operation of the request's server span, if any
+	call    string // trace.Operation of the blocking call
+}
+
+func (c loopCall) key() eventLoopKey {
+	k := eventLoopKey{service: c.call.Service, call: c.t.Operation(c.call)}
+	if c.handler != nil {
+		k.handler = c.t.Operation(c.handler)
+	}
+	return k
+}
+
+// eventLoopAgg sums one finding over the blocked threads and the traces.
+type eventLoopAgg struct {
+	threads                 map[string]bool
+	byTrace                 map[*trace.Trace][]*trace.Span
+	calls                   int
+	callTime                int64
+	contended, waited, free int
+	waitTime, freeTime      int64
+	waitShare               float64 // summed wait / request duration, over the requests that waited
+	maxConc                 int
+	example                 *trace.Trace
+	exampleCall             *trace.Span
+	exampleWait             int64
+}
+
+// Detect implements Detector.
+func (d EventLoopBlocking) Detect(traces []*trace.Trace) []Finding {
+	aggs := map[eventLoopKey]*eventLoopAgg{}
+	for _, e := range loopCallsByThread(traces) {
+		e.judge()
+		if !e.blocking() {
+			continue
+		}
+		// A thread normally serves one request type making one call; if it
+		// serves several, each finding gets the thread's counts.
+		counted := map[*eventLoopAgg]bool{}
+		for _, c := range e.calls {
+			k := c.key()
+			a := aggs[k]
+			if a == nil {
+				a = &eventLoopAgg{threads: map[string]bool{}, byTrace: map[*trace.Trace][]*trace.Span{}}
+				aggs[k] = a
+			}
+			a.calls++
+			a.callTime += c.call.Duration()
+			a.byTrace[c.t] = append(a.byTrace[c.t], c.call)
+			if w, ok := e.waits[c.call]; ok {
+				if dur := c.t.Duration(); dur > 0 {
+					a.waitShare += math.Min(1, float64(w)/float64(dur))
+				}
+				// The longest wait makes the clearest example: a server
+				// span that sits idle before its call starts.
+				if a.example == nil || w > a.exampleWait || w == a.exampleWait && c.t.ID < a.example.ID {
+					a.example, a.exampleCall, a.exampleWait = c.t, c.call, w
+				}
+			}
+			if !counted[a] {
+				counted[a] = true
+				a.threads[e.calls[0].thread.name] = true
+				a.contended += e.contended
+				a.waited += e.waited
+				a.waitTime += e.waitTime
+				a.free += e.free
+				a.freeTime += e.freeTime
+				a.maxConc = max(a.maxConc, e.maxConc)
+			}
+		}
+	}
+
+	findings := make([]Finding, 0, len(aggs))
+	for k, a := range aggs {
+		findings = append(findings, a.finding(d.ID(), k))
+	}
+	Sort(findings)
+	return findings
+}
+
+func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
+	traces := make([]*trace.Trace, 0, len(a.byTrace))
+	for t := range a.byTrace {
+		traces = append(traces, t)
+	}
+	sort.Slice(traces, func(i, j int) bool { return traces[i].ID < traces[j].ID }) // a stable sum and example
+	var shareParent, shareCP float64
+	for _, t := range traces {
+		calls := a.byTrace[t]
+		if dur := t.Duration(); dur > 0 {
+			shareCP += float64(t.CriticalTimeUnder(calls)) / float64(dur)
+		}
+		if h := requestSpan(t, calls[0]); h != nil && h.Duration() > 0 {
+			shareParent += math.Min(1, float64(trace.UnionLength(trace.Intervals(calls)))/float64(h.Duration()))
+		}
+	}
+	if a.example == nil { // only when no request of this call waited
+		a.example, a.exampleCall = traces[0], a.byTrace[traces[0]][0]
+	}
+	n := float64(len(a.byTrace))
+	threads := make([]string, 0, len(a.threads))
+	for th := range a.threads {
+		threads = append(threads, th)
+	}
+	sort.Strings(threads)
+	f := Finding{
+		Detector:            id,
+		Service:             k.service,
+		ParentOperation:     k.handler,
+		Operation:           k.call,
+		CallsPerTrace:       round(float64(a.calls)/n, 2),
+		MaxConcurrency:      a.maxConc,
+		ShareOfParent:       round(shareParent/n, 4),
+		ShareOfCriticalPath: round(shareCP/n, 4),
+		TracesAffected:      len(a.byTrace),
+		Evidence: map[string]any{
+			"example_trace_id":     a.example.ID,
+			"example_call_span_id": a.exampleCall.SpanID,
+			"request":              a.example.Fingerprint(a.example.Root),
+			"call_type":            string(trace.Classify(a.exampleCall)),
+			"threads":              threads,
+			"calls_analysed":       a.calls,
+			"mean_call_ms":         meanMs(a.callTime, a.calls),
+			"contended_requests":   a.contended,
+			"waited_requests":      a.waited,
+			"mean_wait_ms":         meanMs(a.waitTime, a.waited),
+			"mean_wait_free_ms":    meanMs(a.freeTime, a.free),
+			"queue_wait_share":     round(a.waitShare/math.Max(1, float64(a.waited)), 4),
+		},
+	}
+	if callee := calleeOf(a.example, a.exampleCall); callee != "" {
+		f.Evidence["callee_service"] = callee
+	}
+	in := ""
+	if k.handler != "" {
+		in = " in " + k.handler
+	}
+	f.Summary = fmt.Sprintf("%s blocks its event-loop %s %s with %s%s (%.1f ms per call): calls on one thread never overlapped, and %d of %d requests that competed for a thread waited for it (%.1f ms from arrival to call on average, against %.1f ms when the thread was free). The calls are %.0f%% of the request's critical path; the waits %.0f%% of a waiting request. Use a non-blocking client, or make the call on a worker thread.",
+		k.service, plural(len(threads), "thread", "threads"), strings.Join(threads, ", "), k.call, in,
+		f.Evidence["mean_call_ms"], a.waited, a.contended, f.Evidence["mean_wait_ms"], f.Evidence["mean_wait_free_ms"],
+		100*f.ShareOfCriticalPath, 100*f.Evidence["queue_wait_share"].(float64))
+	return f
+}
+
+// loopCallsByThread collects the outgoing calls started on event-loop
+// threads, per thread.
+func loopCallsByThread(traces []*trace.Trace) map[threadKey]*threadEvidence {
+	byThread := map[threadKey]*threadEvidence{}
+	for _, t := range traces {
+		for _, s := range t.Spans {
+			if !trace.IsCall(s) {
+				continue
+			}
+			name := s.Attr("thread.name")
+			if !IsEventLoopThread(name) {
+				continue
+			}
+			if p := t.Parent(s); p != nil && p.Service == s.Service && trace.IsCall(p) {
+				continue // a lower layer of a call already counted
+			}
+			k := threadKey{s.Service, instanceOf(s), name}
+			e := byThread[k]
+			if e == nil {
+				e = &threadEvidence{}
+				byThread[k] = e
+			}
+			c := loopCall{t: t, call: s, thread: k}
+			if h := requestSpan(t, s); h != nil && (h.Kind == trace.KindServer || h.Kind == trace.KindConsumer) {
+				c.handler = h
+			}
+			e.calls = append(e.calls, c)
+		}
+	}
+	return byThread
+}
+
+// judge classifies each request that made a call on the thread:
+//
+//   - overlapped: another request's call was still in flight when its own
+//     call started. The thread was not held, whatever else happened.
+//   - waited: not overlapped, and another request's call ended between its
+//     arrival (the start of its server span) and its own call. It had to
+//     wait for the thread.
+//   - free: neither; nothing competed with it.
+//
+// Contended requests are the overlapped plus the waited ones.
+//
+// Only waits that show in the request's own trace count. A request that
+// arrives while the loop is blocked is often not even read until the call
+// ends, so its server span starts late and its wait is invisible; that is
+// why the detector needs load at which several requests pile up behind
+// one call (they are read together, then served one after another).
+func (e *threadEvidence) judge() {
+	n := len(e.calls)
+	byStart := make([]loopCall, n)
+	copy(byStart, e.calls)
+	sort.Slice(byStart, func(i, j int) bool { return byStart[i].call.Start < byStart[j].call.Start })
+	byEnd := make([]loopCall, n)
+	copy(byEnd, e.calls)
+	sort.Slice(byEnd, func(i, j int) bool { return byEnd[i].call.End < byEnd[j].call.End })
+
+	iv := make([]trace.Interval, n)
+	var longest int64
+	for i, c := range byStart {
+		iv[i] = trace.Interval{Start: c.call.Start, End: max(c.call.Start, c.call.End-eventLoopSlack)}
+		longest = max(longest, c.call.Duration())
+	}
+	e.maxConc = trace.MaxConcurrency(iv)
+	e.waits = map[*trace.Span]int64{}
+
+	for i, c := range byStart {
+		if c.handler == nil {
+			continue // no arrival time: cannot tell waiting from working
+		}
+		s := c.call.Start
+		a := min(c.handler.Start, s)
+
+		overlapped := false
+		for j := i - 1; j >= 0 && byStart[j].call.Start >= s-longest; j-- {
+			o := byStart[j]
+			if o.t != c.t && o.call.End > s+eventLoopSlack {
+				overlapped = true
+				break
+			}
+		}
+		// Calls that started at the same instant come after i in byStart.
+		for j := i + 1; !overlapped && j < n && byStart[j].call.Start == s; j++ {
+			if o := byStart[j]; o.t != c.t && o.call.End > s+eventLoopSlack {
+				overlapped = true
+			}
+		}
+
+		waited := false
+		if !overlapped {
+			j := sort.Search(n, func(j int) bool { return byEnd[j].call.End > a })
+			for ; j < n && byEnd[j].call.End <= s+eventLoopSlack; j++ {
+				if byEnd[j].t != c.t {
+					waited = true
+					break
+				}
+			}
+		}
+
+		switch {
+		case overlapped:
+			e.contended++
+		case waited:
+			e.contended++
+			e.waited++
+			e.waitTime += s - a
+			e.waits[c.call] = s - a
+		default:
+			e.free++
+			e.freeTime += s - a
+		}
+	}
+}
+
+// requestSpan returns the span of the request that s serves within its own
+// service: the nearest SERVER or CONSUMER ancestor of the same service, or
+// else the outermost same-service ancestor (a job or a script without a
+// server span). It returns nil when s has no ancestor in its service.
+func requestSpan(t *trace.Trace, s *trace.Span) *trace.Span {
+	var top *trace.Span
+	for p := t.Parent(s); p != nil && p.Service == s.Service; p = t.Parent(p) {
+		if p.Kind == trace.KindServer || p.Kind == trace.KindConsumer {
+			return p
+		}
+		top = p
+	}
+	return top
+}
+
+// instanceOf tells processes of one service apart: thread names repeat in
+// every process.
+func instanceOf(s *trace.Span) string {
+	if id := s.ResourceAttrs["service.instance.id"]; id != "" {
+		return id
+	}
+	return s.ResourceAttrs["host.name"] + "/" + s.ResourceAttrs["process.pid"]
+}
+
+// calleeOf names the service a call went to, from the server span below
+// it, when that service is traced too.
+func calleeOf(t *trace.Trace, call *trace.Span) string {
+	for _, c := range t.Children(call) {
+		if c.Service != "" && c.Service != call.Service {
+			return c.Service
+		}
+	}
+	return ""
+}
+
+func meanMs(total int64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return round(float64(total)/float64(n)/1e6, 3)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,205 @@
+package detect_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"tracelab/pkg/detect"
+	"tracelab/pkg/otlp"
+	"tracelab/pkg/trace"
+)
+
+func eventLoop(traces []*trace.Trace) []detect.Finding {
+	return detect.EventLoopBlocking{}.Detect(traces)
+}
+
+const customersCall = "GET 127.0.0.1:18083/customers/{id}"
+
+// loopCallConcurrency is the largest number of customers calls in flight
+// at once on any one event-loop thread: the premise each test checks
+// before trusting a silent detector.
+func loopCallConcurrency(traces []*trace.Trace) int {
+	byThread := map[string][]*trace.Span{}
+	for _, t := range traces {
+		for _, s := range t.Spans {
+			if s.Kind == trace.KindClient && s.Attr("url.full") != "" {
+				byThread[s.Attr("thread.name")] = append(byThread[s.Attr("thread.name")], s)
+			}
+		}
+	}
+	m := 0
+	for _, calls := range byThread {
+		m = max(m, trace.MaxConcurrency(trace.Intervals(calls)))
+	}
+	return m
+}
+
+// 16 clients on 2 event loops, customers called with a blocking client:
+// the case study's shape, through the wire format and back.
+func TestEventLoopBlockingUnderLoad(t *testing.T) {
+	spans := ordersLoad(ordersOptions{VUs: 16, Loops: 2, Requests: 400, Blocking: true, Seed: 1})
+	var buf bytes.Buffer
+	if err := otlp.Write(&buf, trace.Group(spans)); err != nil {
+		t.Fatal(err)
+	}
+	traces, err := otlp.ParseReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := eventLoop(traces)
+	if len(fs) != 1 {
+		t.Fatalf("want one finding, got %+v", fs)
+	}
+	f := fs[0]
+	if f.Service != "orders" || f.ParentOperation != "POST /orders" || f.Operation != customersCall {
+		t.Errorf("finding = %s / %s / %s", f.Service, f.ParentOperation, f.Operation)
+	}
+	if f.CallsPerTrace != 1 || f.MaxConcurrency != 1 || f.TracesAffected != 400 {
+		t.Errorf("calls/trace %v, max concurrency %d, traces %d; want 1, 1, 400", f.CallsPerTrace, f.MaxConcurrency, f.TracesAffected)
+	}
+	ev := f.Evidence
+	if th, _ := ev["threads"].([]string); strings.Join(th, ",") != "vert.x-eventloop-thread-0,vert.x-eventloop-thread-1" {
+		t.Errorf("threads = %v", ev["threads"])
+	}
+	if ev["calls_analysed"] != 400 || ev["callee_service"] != "customers" || ev["call_type"] != "http" {
+		t.Errorf("calls_analysed %v, callee %v, call_type %v", ev["calls_analysed"], ev["callee_service"], ev["call_type"])
+	}
+	// Requests queue behind each other's calls: the waiting ones wait
+	// longer than a call lasts, the ones that found the loop free barely
+	// wait at all.
+	contended, waited := ev["contended_requests"].(int), ev["waited_requests"].(int)
+	if contended < 100 || waited != contended {
+		t.Errorf("contended %d, waited %d: want many, all of them waiting", contended, waited)
+	}
+	wait, free, call := ev["mean_wait_ms"].(float64), ev["mean_wait_free_ms"].(float64), ev["mean_call_ms"].(float64)
+	if wait < call || free > 0.5 {
+		t.Errorf("mean wait %v ms, when free %v ms, call %v ms", wait, free, call)
+	}
+	if f.ShareOfCriticalPath < 0.1 || f.ShareOfParent < 0.1 || ev["queue_wait_share"].(float64) < 0.1 {
+		t.Errorf("share of critical path %v, of parent %v, queue wait share %v", f.ShareOfCriticalPath, f.ShareOfParent, ev["queue_wait_share"])
+	}
+	if !strings.Contains(f.Summary, "never overlapped") || !strings.Contains(f.Summary, customersCall) {
+		t.Errorf("summary = %q", f.Summary)
+	}
+	// The example shows the queue: its server span idles before the call.
+	var ex *trace.Trace
+	for _, tr := range traces {
+		if tr.ID == ev["example_trace_id"] {
+			ex = tr
+		}
+	}
+	if ex == nil {
+		t.Fatalf("example trace %v not among the traces", ev["example_trace_id"])
+	}
+	c := ex.Span(ev["example_call_span_id"].(string))
+	if c == nil || c.Start-ex.Root.Start < int64(call*1e6) {
+		t.Errorf("example call %v starts %v ns after its request; want at least one call's length", c, c.Start-ex.Root.Start)
+	}
+}
+
+func TestEventLoopReactiveIsClean(t *testing.T) {
+	traces := trace.Group(ordersLoad(ordersOptions{VUs: 16, Loops: 2, Requests: 400, Seed: 1}))
+	if m := loopCallConcurrency(traces); m < 3 {
+		t.Fatalf("premise: reactive calls should overlap on a loop under this load, max concurrency %d", m)
+	}
+	if fs := eventLoop(traces); len(fs) != 0 {
+		t.Errorf("a non-blocking client was reported: %+v", fs)
+	}
+}
+
+// One client at a time: blocking and non-blocking clients look the same,
+// and neither is reported.
+func TestEventLoopSilentWithoutConcurrency(t *testing.T) {
+	for _, blocking := range []bool{true, false} {
+		traces := trace.Group(ordersLoad(ordersOptions{VUs: 1, Loops: 2, Requests: 200, Blocking: blocking, Seed: 2}))
+		if m := loopCallConcurrency(traces); m != 1 {
+			t.Fatalf("premise: sequential requests, yet max concurrency %d", m)
+		}
+		if fs := eventLoop(traces); len(fs) != 0 {
+			t.Errorf("blocking=%v, one client: reported %+v", blocking, fs)
+		}
+	}
+}
+
+func TestEventLoopThresholds(t *testing.T) {
+	cases := []struct {
+		name  string
+		o     ordersOptions
+		found bool
+	}{
+		// Each client has a loop of its own: nobody ever competes.
+		{"as many loops as clients", ordersOptions{VUs: 2, Loops: 2, Requests: 200, Blocking: true}, false},
+		// Four clients on one loop, with a quick single-statement write:
+		// the loop is the bottleneck and they compete all the time.
+		{"four clients on one loop", ordersOptions{VUs: 4, Loops: 1, Requests: 200, Statements: 1, Blocking: true}, true},
+		{"four clients on one loop, reactive", ordersOptions{VUs: 4, Loops: 1, Requests: 200, Statements: 1}, false},
+		// Too few requests to have competed EventLoopMinContended times.
+		{"a handful of requests", ordersOptions{VUs: 3, Loops: 1, Requests: 4, Blocking: true}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.o.Seed = 3
+			fs := eventLoop(trace.Group(ordersLoad(c.o)))
+			if got := len(fs) == 1; got != c.found {
+				t.Errorf("found = %v, want %v (%+v)", got, c.found, fs)
+			}
+		})
+	}
+}
+
+// The same blocking load, but the calls run on worker threads: threads
+// that block by design are not event loops, whatever the queueing.
+func TestEventLoopIgnoresWorkerThreads(t *testing.T) {
+	spans := ordersLoad(ordersOptions{VUs: 16, Loops: 2, Requests: 200, Blocking: true, Seed: 4})
+	for _, s := range spans {
+		if s.Service == "orders" && strings.HasPrefix(s.Attr("thread.name"), "vert.x-eventloop") {
+			s.Attrs["thread.name"] = strings.Replace(s.Attrs["thread.name"], "vert.x-eventloop-thread", "executor-thread", 1)
+		}
+	}
+	if fs := eventLoop(trace.Group(spans)); len(fs) != 0 {
+		t.Errorf("worker threads reported as event loops: %+v", fs)
+	}
+}
+
+// Two instances of orders have threads of the same name; their calls
+// overlap in time, but they are different threads.
+func TestEventLoopKeepsInstancesApart(t *testing.T) {
+	a := ordersLoad(ordersOptions{VUs: 2, Loops: 2, Requests: 100, Blocking: true, Seed: 5})
+	b := ordersLoad(ordersOptions{VUs: 2, Loops: 2, Requests: 100, Blocking: true, Seed: 6})
+	other := map[string]string{"service.name": "orders", "service.instance.id": "orders-2"}
+	for _, s := range b {
+		if s.Service == "orders" {
+			s.ResourceAttrs = other
+		}
+	}
+	if fs := eventLoop(trace.Group(append(a, b...))); len(fs) != 0 {
+		t.Errorf("two instances' threads were merged: %+v", fs)
+	}
+}
+
+func TestIsEventLoopThread(t *testing.T) {
+	for name, want := range map[string]bool{
+		"vert.x-eventloop-thread-0":   true,
+		"vert.x-eventloop-thread-13":  true,
+		"reactor-http-nio-3":          true,
+		"nioEventLoopGroup-2-1":       true,
+		"executor-thread-1":           false,
+		"vert.x-worker-thread-2":      false,
+		"http-nio-8080-exec-4":        false,
+		"":                            false,
+		"virtual-thread-unparker-for": false,
+	} {
+		if got := detect.IsEventLoopThread(name); got != want {
+			t.Errorf("IsEventLoopThread(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestRegistryHasTheOrdersDetectors(t *testing.T) {
+	for _, id := range []string{"event-loop-blocking", "chatty-db"} {
+		if d, ok := detect.ByID(id); !ok || d.ID() != id {
+			t.Errorf("%s is not registered", id)
+		}
+	}
+}
