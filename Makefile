@@ -16,7 +16,7 @@ export RUNTIME
 GO_SOURCES   := $(shell find tracelab -name '*.go' -o -name '*.json' -o -name 'go.mod' -o -name 'go.sum' 2>/dev/null)
 SERVICES     := $(notdir $(patsubst %/pom.xml,%,$(wildcard services/*/pom.xml)))
 SERVICE_JARS := $(foreach s,$(SERVICES),services/$(s)/target/$(s).jar)
-JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -name '*.java' -o -name 'pom.xml' -o -name '*.properties' -o -name '*.yaml' \) -print 2>/dev/null)
+JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -name '*.java' -o -name 'pom.xml' -o -name '*.properties' -o -name '*.yaml' -o -name '*.sql' \) -print 2>/dev/null)
 # A recipe prefix: the services need a JDK >= 21, which may not be the default.
 MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f services/pom.xml
 
@@ -78,9 +78,10 @@ test-e2e: tools build
 	@echo "==> end-to-end: the smoke profile of every scenario on the local runtime"
 	cd tracelab && TRACELAB_BIN=$(TRACELAB) go test -tags e2e -count=1 -timeout 40m -v ./e2e
 
-bench: tools build ## benchmarks: analyzer spans/s, make-up cold/warm time, stack memory
+bench: tools build ## benchmarks: analyzer spans/s, stack start and memory, AntPathMatcher vs PathPattern (JMH)
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x
 	$(TRACELAB) bench-stack
+	$(MVN) -pl gateway -am -Pjmh verify -DskipTests
 
 clean: down ## stop the lab and remove its state and build output (the tool cache stays)
 	rm -rf $(STATE)

@@ -1,0 +1,38 @@
+// Load for the antpath scenario: requests spread evenly over the gateway's
+// whole route table, open model (RATE per second for DURATION), so both
+// variants receive the same offered load however fast they answer.
+// Parameters (environment): TARGET, RATE and DURATION (or VUS and
+// ITERATIONS, as for the warm-up), SUMMARY_FILE.
+import http from 'k6/http';
+import { check } from 'k6';
+import { labOptions, labSummary, target } from './lib/lab.js';
+
+export const options = labOptions();
+
+const base = target();
+
+// The gateway lists its own table (GET /api/routes), so the load follows the
+// routes it actually serves. Each route comes with a sample path, its method
+// and the status it answers.
+export function setup() {
+  const res = http.get(`${base}/api/routes`, { tags: { name: 'GET /api/routes' } });
+  if (res.status !== 200) throw new Error(`GET /api/routes answered ${res.status}`);
+  return res.json().routes;
+}
+
+// One k6 tag per operation (version and resource replaced by placeholders),
+// not per route: 1,925 distinct names would bury the summary.
+function nameOf(route) {
+  const m = route.pattern.match(/^\/api\/v\d+\/tenants\/\{tenant\}\/projects\/\{project\}\/[a-z-]+(.*)$/);
+  if (!m) return `${route.method} ${route.pattern}`;
+  return `${route.method} /api/v{n}/tenants/{tenant}/projects/{project}/{resource}${m[1].replace(/:[^}]*\}/g, '}')}`;
+}
+
+export default function (routes) {
+  const route = routes[Math.floor(Math.random() * routes.length)];
+  const params = { tags: { name: nameOf(route) } };
+  const res = http.request(route.method, `${base}${route.sample}`, null, params);
+  check(res, { 'expected status': (r) => r.status === route.status });
+}
+
+export const handleSummary = labSummary;

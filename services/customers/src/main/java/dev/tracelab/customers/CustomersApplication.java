@@ -1,0 +1,83 @@
+package dev.tracelab.customers;
+
+import java.time.Duration;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * Service B of case study 000: orders asks it who a customer is before storing an
+ * order. The case's trace shows a Spring Boot answer ("HTTP/1.1 200", "Vary: Origin")
+ * after 4.1 ms, so this is a Spring Boot service that answers after
+ * CUSTOMERS_LATENCY_MS (default 4).
+ */
+@SpringBootApplication
+@RestController
+public class CustomersApplication {
+
+    public record Customer(long id, String name) {
+    }
+
+    static class NoSuchCustomer extends RuntimeException {
+        NoSuchCustomer(long id) {
+            super("no customer " + id);
+        }
+    }
+
+    private final CustomersSettings settings;
+
+    CustomersApplication(org.springframework.core.env.Environment env) {
+        this.settings = CustomersSettings.from(env);
+    }
+
+    public static void main(String[] args) {
+        SpringApplication.run(CustomersApplication.class, args);
+    }
+
+    @GetMapping("/customers/{id}")
+    Customer customer(@PathVariable long id) throws InterruptedException {
+        // Stands in for the lookup behind the case's 4.1 ms answer; a sleep,
+        // not CPU, because that call was waiting too.
+        Thread.sleep(settings.latency());
+        if (id < 1 || id > settings.count()) {
+            throw new NoSuchCustomer(id);
+        }
+        return new Customer(id, "Customer " + id);
+    }
+
+    @ExceptionHandler
+    ProblemDetail notFound(NoSuchCustomer e) {
+        return ProblemDetail.forStatusAndDetail(HttpStatus.NOT_FOUND, e.getMessage());
+    }
+
+    /** Startup settings, read under their environment variable names. */
+    record CustomersSettings(int count, Duration latency) {
+
+        static CustomersSettings from(org.springframework.core.env.PropertyResolver env) {
+            return new CustomersSettings(number(env, "CUSTOMERS_COUNT", 1000, 10_000_000),
+                    Duration.ofMillis(number(env, "CUSTOMERS_LATENCY_MS", 4, 60_000)));
+        }
+
+        private static int number(org.springframework.core.env.PropertyResolver env, String name, int fallback, int max) {
+            String raw = env.getProperty(name, "").strip();
+            if (raw.isEmpty()) {
+                return fallback;
+            }
+            try {
+                int value = Integer.parseInt(raw);
+                if (value >= 0 && value <= max) {
+                    return value;
+                }
+            } catch (NumberFormatException ignored) {
+                // reported below, with the variable's name
+            }
+            throw new IllegalArgumentException("%s must be a whole number from 0 to %d, got '%s'".formatted(name, max, raw));
+        }
+    }
+}

@@ -1,0 +1,52 @@
+package dev.tracelab.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.mock.env.MockEnvironment;
+
+import dev.tracelab.gateway.PathMatching.Strategy;
+
+class PathMatchingTest {
+
+    @Test
+    void antIsTheDefault() {
+        assertThat(Strategy.from(new MockEnvironment())).isEqualTo(Strategy.ANT);
+    }
+
+    @Test
+    void eachSettingMapsToSpringsProperty() {
+        for (Strategy s : Strategy.values()) {
+            MockEnvironment env = new MockEnvironment().withProperty(PathMatching.SETTING, s.setting());
+            new PathMatching().postProcessEnvironment(env, null);
+            assertThat(env.getProperty(PathMatching.SPRING_PROPERTY))
+                    .isEqualTo(s == Strategy.ANT ? "ant_path_matcher" : "path_pattern_parser");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"regex", "path_pattern_parser", "antpath"})
+    void anUnknownStrategyIsRejected(String value) {
+        MockEnvironment env = new MockEnvironment().withProperty(PathMatching.SETTING, value);
+        assertThatThrownBy(() -> Strategy.from(env))
+                .isInstanceOf(InvalidSettingException.class)
+                .hasMessage("GATEWAY_PATH_MATCHING must be 'ant' or 'path-pattern', got '" + value + "'");
+    }
+
+    @Test
+    void anInvalidStrategyStopsStartupWithAOneLineReport() {
+        assertThatThrownBy(() -> new SpringApplicationBuilder(GatewayApplication.class)
+                .run("--server.port=0", "--GATEWAY_PATH_MATCHING=x"))
+                .satisfies(failure -> {
+                    FailureAnalysis analysis = new InvalidSettingException.Analyzer().analyze(failure);
+                    assertThat(analysis).isNotNull();
+                    assertThat(analysis.getDescription())
+                            .isEqualTo("GATEWAY_PATH_MATCHING must be 'ant' or 'path-pattern', got 'x'");
+                });
+    }
+}

@@ -1,0 +1,78 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"tracelab/pkg/scenario"
+)
+
+// TestAntpathSmoke is the antpath scenario's smoke profile on the real stack:
+// at the same offered load, the AntPathMatcher gateway must show
+// dispatch-overhead and the PathPattern one must not, and the verdict
+// (including p50 at least 2x better) must pass.
+func TestAntpathSmoke(t *testing.T) {
+	r := tracelab(t, nil, "scenario", "run", "antpath", "--profile", "smoke")
+	t.Log(r.stdout)
+	if r.code != 0 {
+		t.Fatalf("scenario run exited %d: %s", r.code, r.stderr)
+	}
+	var resultPath string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if p, ok := strings.CutPrefix(line, "result: "); ok {
+			resultPath = p
+		}
+	}
+	data, err := os.ReadFile(resultPath)
+	if err != nil {
+		t.Fatalf("result file: %v", err)
+	}
+	var res scenario.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "pass" {
+		t.Errorf("verdict %q", res.Verdict)
+	}
+	p50 := map[string]float64{}
+	for _, v := range res.Variants {
+		p50[v.Variant] = v.Metrics["p50_ms"]
+		var found []map[string]any
+		for _, f := range v.Analysis.Findings {
+			if f.Detector != "dispatch-overhead" {
+				continue
+			}
+			found = append(found, f.Evidence)
+			if f.Service != "gateway" || f.ShareOfParent < 0.25 {
+				t.Errorf("%s: finding in %s, %.2f of the request; want gateway, ≥ 0.25", v.Variant, f.Service, f.ShareOfParent)
+			}
+			for _, key := range []string{"gap_p50_ms", "share_of_request", "routes", "concurrency_max", "example_trace_id"} {
+				if _, ok := f.Evidence[key]; !ok {
+					t.Errorf("%s: evidence lacks %s: %v", v.Variant, key, f.Evidence)
+				}
+			}
+		}
+		// Two spans per request: the server span and the controller span.
+		if got := v.Metrics["spans_per_request"]; got < 1.9 || got > 2.1 {
+			t.Errorf("%s: %.2f spans per request, want 2 (server + controller)", v.Variant, got)
+		}
+		switch v.Variant {
+		case "baseline":
+			if len(found) == 0 {
+				t.Error("baseline: no dispatch-overhead finding")
+			}
+		case "fixed":
+			if len(found) != 0 {
+				t.Errorf("fixed: unexpected dispatch-overhead finding: %v", found)
+			}
+		}
+	}
+	if p50["fixed"] <= 0 || p50["baseline"]/p50["fixed"] < 2 {
+		t.Errorf("p50 baseline %.1f ms, fixed %.1f ms: want at least 2x", p50["baseline"], p50["fixed"])
+	}
+	assertNothingLeft(t)
+}

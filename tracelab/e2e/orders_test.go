@@ -1,0 +1,111 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"tracelab/pkg/detect"
+	"tracelab/pkg/scenario"
+)
+
+// runSmoke runs a scenario's smoke profile and returns its result file.
+func runSmoke(t *testing.T, name string) scenario.Result {
+	t.Helper()
+	r := tracelab(t, nil, "scenario", "run", name, "--profile", "smoke")
+	t.Log(r.stdout)
+	if r.code != 0 {
+		t.Fatalf("scenario run %s exited %d: %s", name, r.code, r.stderr)
+	}
+	var path string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if p, ok := strings.CutPrefix(line, "result: "); ok {
+			path = p
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("result file: %v", err)
+	}
+	var res scenario.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "pass" {
+		t.Errorf("verdict %q", res.Verdict)
+	}
+	return res
+}
+
+func findings(v scenario.VariantResult, detector string) []detect.Finding {
+	var out []detect.Finding
+	for _, f := range v.Analysis.Findings {
+		if f.Detector == detector {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestEventloopSmoke(t *testing.T) {
+	res := runSmoke(t, "eventloop")
+	for _, v := range res.Variants {
+		found := findings(v, "event-loop-blocking")
+		switch v.Variant {
+		case "baseline":
+			if len(found) != 1 {
+				t.Fatalf("baseline: %d event-loop-blocking findings, want 1", len(found))
+			}
+			f := found[0]
+			if f.Service != "orders" || f.ParentOperation != "POST /orders" || !strings.Contains(f.Operation, "/customers/") {
+				t.Errorf("baseline finding names %s / %s / %s; want orders blocking on customers in POST /orders", f.Service, f.ParentOperation, f.Operation)
+			}
+			threads, _ := f.Evidence["threads"].([]any)
+			for _, th := range threads {
+				if s, _ := th.(string); !strings.HasPrefix(s, "vert.x-eventloop-thread-") {
+					t.Errorf("blocked thread %v is not an event loop", th)
+				}
+			}
+			if len(threads) == 0 {
+				t.Error("finding names no thread")
+			}
+		default:
+			if len(found) != 0 {
+				t.Errorf("%s: unexpected event-loop-blocking: %s", v.Variant, found[0].Summary)
+			}
+		}
+	}
+	assertNothingLeft(t)
+}
+
+func TestChattyDBSmoke(t *testing.T) {
+	res := runSmoke(t, "chatty-db")
+	for _, v := range res.Variants {
+		found := findings(v, "chatty-db")
+		switch v.Variant {
+		case "baseline":
+			if len(found) != 1 {
+				t.Fatalf("baseline: %d chatty-db findings, want 1", len(found))
+			}
+			f := found[0]
+			// 3 product reads, the order, its lines, the stock, the audit row.
+			if f.Service != "orders" || f.CallsPerTrace != 7 || f.MaxConcurrency != 1 {
+				t.Errorf("baseline finding: %s, %v calls per trace, concurrency %d; want orders, 7 sequential", f.Service, f.CallsPerTrace, f.MaxConcurrency)
+			}
+			if got := v.Metrics["db_calls_per_request"]; got != 7 {
+				t.Errorf("baseline: %v database calls per POST, want 7", got)
+			}
+		case "fixed":
+			if len(found) != 0 {
+				t.Errorf("fixed: unexpected chatty-db: %s", found[0].Summary)
+			}
+			if got := v.Metrics["db_calls_per_request"]; got < 1 || got > 2 {
+				t.Errorf("fixed: %v database calls per POST, want 1 or 2", got)
+			}
+		}
+	}
+	assertNothingLeft(t)
+}

@@ -1,0 +1,359 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"tracelab/pkg/trace"
+)
+
+func init() { Register(DispatchOverhead{}) }
+
+// The dispatch-overhead thresholds. The gap measured is the time between a
+// server span's start and the start of its first handler span: the servlet
+// filters and the framework's handler lookup, before any application code.
+//
+// Both ratios compare time with time measured in the same request, so they
+// hold better on a busy machine than milliseconds do: CPU contention
+// stretches the gap and the handler alike, though not exactly alike. Milliseconds would not: on this lab's shared 2-core
+// machine the same PathPattern gateway showed a median gap of 0.4 ms or 1 ms
+// depending on what else ran.
+const (
+	// DispatchMinShare is the median share of the server span spent before
+	// the handler. In case study 004 the filter chain, request matching
+	// included, was ~40% of the gateway's CPU profile, and switching the
+	// matcher halved the latency: dispatch was at least half of a request.
+	DispatchMinShare = 0.5
+
+	// DispatchMinGapToHandler is the median of gap / handler-span duration.
+	// The handler span holds the application's own work (argument binding,
+	// the method, writing the body), so this says how many times that work
+	// the framework spent finding it. Measured here on the antpath gateway
+	// (1,925 routes, a handler doing a hash and a small JSON body) in ten
+	// runs at 380-550 requests/s: PathPattern 3.7-6.3, AntPathMatcher 7.5-15.5
+	// and once 6.25 (5.9-6.3 on an earlier table of 1,445 routes). The upper
+	// ends came under heavy CPU contention from other work on the machine,
+	// which stretches the longer gap more than the short handler. Spring's own benchmark has PathPattern at 6-8x the
+	// throughput of AntPathMatcher
+	// (spring.io/blog/2020/06/30/url-matching-with-pathpattern-in-spring-mvc);
+	// the lab's RouteMatchingBenchmark measures the lookup on this table.
+	// 6.5 sits between the two, and the margin is thin (a few percent) on
+	// both sides: a 3-4x difference in lookup cost becomes a 2x difference
+	// in the gap once the fixed cost of Tomcat, the filters and the agent is
+	// added to both.
+	DispatchMinGapToHandler = 6.5
+
+	// DispatchMinGapMs is a floor on the median gap: below a quarter of a
+	// millisecond there is nothing worth finding, whatever the ratios (the
+	// smallest gaps of the PathPattern gateway here were 0.2-0.27 ms, the
+	// fixed cost of Tomcat, the filters and the Java agent).
+	DispatchMinGapMs = 0.25
+
+	// DispatchMinRequests is how many measured requests a service needs
+	// before a median means anything; 20 makes the median's rank error
+	// about a tenth of the sample.
+	DispatchMinRequests = 20
+)
+
+// DispatchOverhead finds services whose requests spend a large share of their
+// time before the handler starts: the pattern of a large route table matched
+// by a slow matcher (Spring MVC's AntPathMatcher, case study 004), or of a
+// heavy filter chain. It needs handler spans (the OpenTelemetry Java agent's
+// controller spans, OTEL_INSTRUMENTATION_COMMON_EXPERIMENTAL_CONTROLLER_TELEMETRY_ENABLED):
+// requests without one are skipped.
+//
+// The finding is one per service, since every route of a service goes
+// through the same filters and handler mapping; its evidence breaks the gap
+// down per route (http.route) and by load, measured as how many requests of
+// the service were in progress when each one started.
+type DispatchOverhead struct{}
+
+// ID implements Detector.
+func (DispatchOverhead) ID() string { return "dispatch-overhead" }
+
+// dispatchSample is one server span with a handler span under it.
+type dispatchSample struct {
+	tr          *trace.Trace
+	server      *trace.Span
+	handler     *trace.Span
+	route       string
+	gap         int64   // handler start - server start, ns
+	share       float64 // gap / server span duration
+	toHandler   float64 // gap / handler span duration
+	cpShare     float64 // gap / trace duration
+	concurrency int     // server spans of the service in progress at this one's start
+}
+
+// Detect implements Detector.
+func (d DispatchOverhead) Detect(traces []*trace.Trace) []Finding {
+	byService := map[string][]*dispatchSample{}
+	for _, t := range traces {
+		for _, s := range t.Spans {
+			if s.Kind != trace.KindServer {
+				continue
+			}
+			h := firstHandler(t, s)
+			if h == nil || s.Duration() <= 0 {
+				continue
+			}
+			gap := max(0, h.Start-s.Start)
+			smp := &dispatchSample{tr: t, server: s, handler: h, gap: gap,
+				route: routeOf(t, s), share: math.Min(1, float64(gap)/float64(s.Duration()))}
+			// A handler span of zero length (clock resolution) counts as 1 µs.
+			smp.toHandler = float64(gap) / float64(max(h.Duration(), 1000))
+			if dur := t.Duration(); dur > 0 {
+				smp.cpShare = math.Min(1, float64(gap)/float64(dur))
+			}
+			byService[s.Service] = append(byService[s.Service], smp)
+		}
+	}
+	var findings []Finding
+	for service, samples := range byService {
+		if len(samples) < DispatchMinRequests {
+			continue
+		}
+		gaps := make([]float64, len(samples))
+		shares := make([]float64, len(samples))
+		toHandler := make([]float64, len(samples))
+		for i, s := range samples {
+			gaps[i] = float64(s.gap) / 1e6
+			shares[i] = s.share
+			toHandler[i] = s.toHandler
+		}
+		gapP50, shareP50, toHandlerP50 := quantile(gaps, 0.5), quantile(shares, 0.5), quantile(toHandler, 0.5)
+		if gapP50 < DispatchMinGapMs || shareP50 < DispatchMinShare || toHandlerP50 < DispatchMinGapToHandler {
+			continue
+		}
+		f := dispatchFinding(d.ID(), service, samples, gaps, gapP50, shareP50)
+		f.Evidence["gap_to_handler"] = round(toHandlerP50, 2)
+		findings = append(findings, f)
+	}
+	Sort(findings)
+	return findings
+}
+
+func dispatchFinding(id, service string, samples []*dispatchSample, gaps []float64, gapP50, shareP50 float64) Finding {
+	setConcurrency(samples)
+	var shareSum, cpSum float64
+	example := samples[0]
+	handlers := map[string]int{}
+	for _, s := range samples {
+		shareSum += s.share
+		cpSum += s.cpShare
+		if s.gap > example.gap || s.gap == example.gap && s.tr.ID < example.tr.ID {
+			example = s
+		}
+		handlers[s.tr.Operation(s.handler)]++
+	}
+	n := float64(len(samples))
+	f := Finding{
+		Detector:            id,
+		Service:             service,
+		Operation:           "dispatch before the handler (filters and handler mapping)",
+		ShareOfParent:       round(shareSum/n, 4),
+		ShareOfCriticalPath: round(cpSum/n, 4),
+		TracesAffected:      distinctTraces(samples),
+		Evidence: map[string]any{
+			"requests":           len(samples),
+			"gap_p50_ms":         round(gapP50, 3),
+			"gap_p95_ms":         round(quantile(gaps, 0.95), 3),
+			"share_of_request":   round(shareP50, 4),
+			"routes":             routeBreakdown(samples),
+			"handler_operations": len(handlers),
+			"example_trace_id":   example.tr.ID,
+			"example_gap_ms":     round(float64(example.gap)/1e6, 3),
+		},
+	}
+	for k, v := range loadGrowth(samples) {
+		f.Evidence[k] = v
+	}
+	growth := ""
+	if g, ok := f.Evidence["gap_growth"].(float64); ok {
+		growth = fmt.Sprintf(" Against load: %.2f ms when %v or fewer requests were in progress, %.2f ms at %v or more (%.1fx).",
+			f.Evidence["gap_low_load_ms"], f.Evidence["low_load_concurrency"], f.Evidence["gap_high_load_ms"], f.Evidence["high_load_concurrency"], g)
+	}
+	f.Summary = fmt.Sprintf("%s spends a median %.2f ms (%.0f%% of a request) between accepting a request and starting its handler, in its filters and handler mapping.%s Look at how it matches routes (AntPathMatcher, regex patterns) and at its filter chain.",
+		service, gapP50, 100*shareP50, growth)
+	return f
+}
+
+// firstHandler is the earliest child of a server span that runs in the same
+// service and is neither a call out nor another server span: the controller
+// or handler span.
+func firstHandler(t *trace.Trace, s *trace.Span) *trace.Span {
+	for _, c := range t.Children(s) { // sorted by start
+		if c.Service == s.Service && c.Kind == trace.KindInternal {
+			return c
+		}
+	}
+	return nil
+}
+
+func routeOf(t *trace.Trace, s *trace.Span) string {
+	if r := s.Attr("http.route"); r != "" {
+		if m := s.Attr("http.request.method", "http.method"); m != "" {
+			return m + " " + r
+		}
+		return r
+	}
+	return t.Operation(s)
+}
+
+// setConcurrency counts, for each sample, the server spans of the same set
+// in progress at its start, itself included: a sweep over sorted starts and
+// ends.
+func setConcurrency(samples []*dispatchSample) {
+	ends := make([]int64, len(samples))
+	order := make([]*dispatchSample, len(samples))
+	copy(order, samples)
+	for i, s := range samples {
+		ends[i] = s.server.End
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].server.Start < order[j].server.Start })
+	sort.Slice(ends, func(i, j int) bool { return ends[i] < ends[j] })
+	e := 0
+	for i, s := range order {
+		for e < len(ends) && ends[e] <= s.server.Start {
+			e++
+		}
+		s.concurrency = i + 1 - e
+	}
+}
+
+// loadGrowth compares the gap of the requests that started with the fewest
+// others in progress (bottom quarter) with those that started with the most
+// (top quarter), and gives the rank correlation of gap and concurrency.
+// Nothing is reported when the load did not vary.
+func loadGrowth(samples []*dispatchSample) map[string]any {
+	sorted := make([]*dispatchSample, len(samples))
+	copy(sorted, samples)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].concurrency < sorted[j].concurrency })
+	q := len(sorted) / 4
+	low, high := sorted[:max(q, 1)], sorted[len(sorted)-max(q, 1):]
+	out := map[string]any{
+		"concurrency_p50": sorted[len(sorted)/2].concurrency,
+		"concurrency_max": sorted[len(sorted)-1].concurrency,
+	}
+	lowC, highC := low[len(low)-1].concurrency, high[0].concurrency
+	if lowC >= highC {
+		return out
+	}
+	lowGap, highGap := medianGap(low), medianGap(high)
+	out["low_load_concurrency"] = lowC
+	out["high_load_concurrency"] = highC
+	out["gap_low_load_ms"] = round(lowGap, 3)
+	out["gap_high_load_ms"] = round(highGap, 3)
+	if lowGap > 0 {
+		out["gap_growth"] = round(highGap/lowGap, 2)
+	}
+	xs := make([]float64, len(samples))
+	ys := make([]float64, len(samples))
+	for i, s := range samples {
+		xs[i], ys[i] = float64(s.concurrency), float64(s.gap)
+	}
+	out["gap_concurrency_spearman"] = round(spearman(xs, ys), 3)
+	return out
+}
+
+// routeBreakdown is the gap per route, the slowest first, at most 10 routes.
+func routeBreakdown(samples []*dispatchSample) []map[string]any {
+	byRoute := map[string][]*dispatchSample{}
+	for _, s := range samples {
+		byRoute[s.route] = append(byRoute[s.route], s)
+	}
+	type row struct {
+		route      string
+		n          int
+		gap, share float64
+	}
+	rows := make([]row, 0, len(byRoute))
+	for r, ss := range byRoute {
+		shares := make([]float64, len(ss))
+		for i, s := range ss {
+			shares[i] = s.share
+		}
+		rows = append(rows, row{r, len(ss), medianGap(ss), quantile(shares, 0.5)})
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].gap != rows[j].gap {
+			return rows[i].gap > rows[j].gap
+		}
+		return rows[i].route < rows[j].route
+	})
+	out := make([]map[string]any, 0, min(len(rows), 10))
+	for _, r := range rows[:min(len(rows), 10)] {
+		out = append(out, map[string]any{"route": r.route, "requests": r.n, "gap_p50_ms": round(r.gap, 3), "share_of_request": round(r.share, 4)})
+	}
+	return out
+}
+
+func medianGap(ss []*dispatchSample) float64 {
+	g := make([]float64, len(ss))
+	for i, s := range ss {
+		g[i] = float64(s.gap) / 1e6
+	}
+	return quantile(g, 0.5)
+}
+
+func distinctTraces(ss []*dispatchSample) int {
+	seen := map[*trace.Trace]bool{}
+	for _, s := range ss {
+		seen[s.tr] = true
+	}
+	return len(seen)
+}
+
+// quantile is the nearest-rank quantile of xs; xs is not modified.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// spearman is the rank correlation of xs and ys (ties get their mean rank).
+func spearman(xs, ys []float64) float64 {
+	rx, ry := ranks(xs), ranks(ys)
+	var mx, my float64
+	for i := range rx {
+		mx += rx[i]
+		my += ry[i]
+	}
+	n := float64(len(rx))
+	mx, my = mx/n, my/n
+	var sxy, sxx, syy float64
+	for i := range rx {
+		dx, dy := rx[i]-mx, ry[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return 0
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
+
+func ranks(xs []float64) []float64 {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
+	r := make([]float64, len(xs))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			r[idx[k]] = float64(i+j)/2 + 1
+		}
+		i = j + 1
+	}
+	return r
+}

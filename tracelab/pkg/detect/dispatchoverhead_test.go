@@ -1,0 +1,190 @@
+package detect_test
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"tracelab/pkg/detect"
+	"tracelab/pkg/otlp"
+	"tracelab/pkg/trace"
+)
+
+// gatewayLoad builds the traces of an open-model load on the lab's gateway:
+// one request every interval, each a SERVER span with the Java agent's
+// controller span (INTERNAL) inside it, spread over a few routes. dispatch
+// gives the gap before the controller for a request that starts while
+// `concurrent` others are in progress; handler is the controller's time.
+type gatewayOptions struct {
+	requests int
+	interval float64 // ms between request starts
+	handler  float64 // ms in the controller
+	dispatch func(concurrent int) float64
+	noHandle bool // no controller spans (telemetry turned off)
+}
+
+var gatewayRoutes = []string{
+	"/api/v{version:[1-3]}/tenants/{tenant:[a-z0-9-]+}/orders/{id:[0-9]+}",
+	"/api/v{version:[1-3]}/tenants/{tenant:[a-z0-9-]+}/invoices",
+	"/api/v{version:[1-3]}/tenants/{tenant:[a-z0-9-]+}/payments/{id:[0-9]+}/files/**",
+	"/api/status",
+}
+
+func gatewayLoad(o gatewayOptions) []*trace.Trace {
+	t0 := fixtureStart.UnixNano()
+	var ends []int64
+	var spans []*trace.Span
+	for i := 0; i < o.requests; i++ {
+		start := t0 + int64(float64(i)*o.interval*1e6)
+		inProgress := 0
+		for _, e := range ends {
+			if e > start {
+				inProgress++
+			}
+		}
+		gap := int64(o.dispatch(inProgress) * 1e6)
+		end := start + gap + int64(o.handler*1e6) + 100e3 // + writing the response
+		ends = append(ends, end)
+		tid := fmt.Sprintf("%032x", 0xa000+i)
+		route := gatewayRoutes[i%len(gatewayRoutes)]
+		root := &trace.Span{TraceID: tid, SpanID: fmt.Sprintf("%016x", 1+2*i), Name: "GET " + route, Kind: trace.KindServer,
+			Service: "gateway", Start: start, End: end,
+			Attrs: map[string]string{"http.request.method": "GET", "http.route": route, "url.path": "/api/x", "http.response.status_code": "200"}}
+		spans = append(spans, root)
+		if !o.noHandle {
+			spans = append(spans, &trace.Span{TraceID: tid, SpanID: fmt.Sprintf("%016x", 2+2*i), ParentID: root.SpanID,
+				Name: "ResourceEndpoint.get", Kind: trace.KindInternal, Service: "gateway",
+				Start: start + gap, End: start + gap + int64(o.handler*1e6), Attrs: map[string]string{"code.function.name": "get"}})
+		}
+	}
+	for _, s := range spans {
+		s.ResourceAttrs = map[string]string{"service.name": s.Service}
+	}
+	return trace.Group(spans)
+}
+
+func dispatch(traces []*trace.Trace) []detect.Finding {
+	return detect.DispatchOverhead{}.Detect(traces)
+}
+
+// The baseline: AntPathMatcher on a CPU-bound gateway. The matching costs
+// 2 ms, and every request in progress slows the others' matching down.
+func TestDispatchOverheadAntPathUnderLoad(t *testing.T) {
+	traces := gatewayLoad(gatewayOptions{requests: 400, interval: 2, handler: 0.5,
+		dispatch: func(c int) float64 { return 2 * float64(1+c) }})
+	// Through the wire format and back, as `tracelab analyze` reads them.
+	var buf bytes.Buffer
+	if err := otlp.Write(&buf, traces); err != nil {
+		t.Fatal(err)
+	}
+	traces, err := otlp.ParseReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := dispatch(traces)
+	if len(fs) != 1 {
+		t.Fatalf("want one finding for gateway, got %+v", fs)
+	}
+	f := fs[0]
+	if f.Detector != "dispatch-overhead" || f.Service != "gateway" || f.TracesAffected != 400 {
+		t.Errorf("finding = %s / %s / %d traces", f.Detector, f.Service, f.TracesAffected)
+	}
+	if f.ShareOfCriticalPath < 0.7 || f.ShareOfParent < 0.7 {
+		t.Errorf("share of critical path %v, of the server span %v; want > 0.7", f.ShareOfCriticalPath, f.ShareOfParent)
+	}
+	ev := f.Evidence
+	if g := ev["gap_p50_ms"].(float64); g < 2 {
+		t.Errorf("gap_p50_ms = %v", g)
+	}
+	if r := ev["gap_to_handler"].(float64); r < detect.DispatchMinGapToHandler {
+		t.Errorf("gap_to_handler = %v", r)
+	}
+	if g, ok := ev["gap_growth"].(float64); !ok || g < 1.5 {
+		t.Errorf("gap_growth = %v; the gap grows with concurrency here", ev["gap_growth"])
+	}
+	if r, ok := ev["gap_concurrency_spearman"].(float64); !ok || r < 0.8 {
+		t.Errorf("gap_concurrency_spearman = %v", ev["gap_concurrency_spearman"])
+	}
+	routes := ev["routes"].([]map[string]any)
+	if len(routes) != len(gatewayRoutes) {
+		t.Fatalf("routes = %v", routes)
+	}
+	for _, r := range routes {
+		if !strings.HasPrefix(r["route"].(string), "GET /api/") || r["requests"].(int) != 100 {
+			t.Errorf("route row %v", r)
+		}
+	}
+	if ev["example_trace_id"] == "" || !strings.Contains(f.Summary, "handler mapping") || !strings.Contains(f.Summary, "Against load") {
+		t.Errorf("example %v, summary %q", ev["example_trace_id"], f.Summary)
+	}
+}
+
+// The fix at the same load: PathPattern matching takes a fraction of a
+// millisecond, and the handler is most of the request.
+func TestDispatchOverheadPathPatternIsClean(t *testing.T) {
+	traces := gatewayLoad(gatewayOptions{requests: 400, interval: 2, handler: 0.5,
+		dispatch: func(c int) float64 { return 0.15 + 0.02*float64(c) }})
+	if fs := dispatch(traces); len(fs) != 0 {
+		t.Errorf("the fix is reported: %+v", fs)
+	}
+}
+
+func TestDispatchOverheadThresholds(t *testing.T) {
+	constant := func(ms float64) func(int) float64 { return func(int) float64 { return ms } }
+	cases := []struct {
+		name  string
+		o     gatewayOptions
+		found bool
+	}{
+		{"slow dispatch, large share", gatewayOptions{requests: 50, interval: 10, handler: 0.5, dispatch: constant(4)}, true},
+		// Most of the request, but only 3x the handler's own work: the
+		// PathPattern gateway under heavy contention looks like this.
+		{"gap 3x the handler", gatewayOptions{requests: 50, interval: 10, handler: 1, dispatch: constant(3)}, false},
+		// A slow request whose handler dominates: the gap is long but small next to the work.
+		{"1.5 ms gap in a 20 ms request", gatewayOptions{requests: 50, interval: 30, handler: 20, dispatch: constant(1.5)}, false},
+		// Twenty times the handler, but 0.2 ms: nothing to gain.
+		{"fast request, fast dispatch", gatewayOptions{requests: 50, interval: 10, handler: 0.01, dispatch: constant(0.2)}, false},
+		{"too few requests", gatewayOptions{requests: detect.DispatchMinRequests - 1, interval: 10, handler: 0.5, dispatch: constant(3)}, false},
+		{"no handler spans", gatewayOptions{requests: 50, interval: 10, handler: 0.5, dispatch: constant(3), noHandle: true}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := dispatch(gatewayLoad(c.o))
+			if got := len(fs) == 1; got != c.found {
+				t.Errorf("found = %v, want %v (%+v)", got, c.found, fs)
+			}
+		})
+	}
+}
+
+// Requests spaced out so none overlaps: the load never varied, so the
+// finding says nothing about growth rather than inventing it.
+func TestDispatchOverheadWithoutLoadVariation(t *testing.T) {
+	fs := dispatch(gatewayLoad(gatewayOptions{requests: 40, interval: 20, handler: 0.4, dispatch: func(int) float64 { return 3 }}))
+	if len(fs) != 1 {
+		t.Fatalf("want one finding, got %+v", fs)
+	}
+	if _, ok := fs[0].Evidence["gap_growth"]; ok {
+		t.Errorf("gap_growth reported without any load variation: %v", fs[0].Evidence)
+	}
+	if c := fs[0].Evidence["concurrency_max"]; c != 1 {
+		t.Errorf("concurrency_max = %v, want 1", c)
+	}
+}
+
+// The lab's other scenarios must not trip it: HotROD and the nplus1 shapes
+// have no handler spans, or handlers that start at once.
+func TestDispatchOverheadIgnoresOtherFixtures(t *testing.T) {
+	for _, file := range []string{"hotrod-dispatch.jaeger.json", "django-nplus1.otlp.json", "few-calls.tempo.json"} {
+		if fs := dispatch(loadFixture(t, file)); len(fs) != 0 {
+			t.Errorf("%s: %+v", file, fs)
+		}
+	}
+}
+
+func TestDispatchOverheadIsRegistered(t *testing.T) {
+	if d, ok := detect.ByID("dispatch-overhead"); !ok || d.ID() != "dispatch-overhead" {
+		t.Fatal("dispatch-overhead is not registered")
+	}
+}
