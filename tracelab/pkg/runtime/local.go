@@ -373,17 +373,58 @@ func (l *Local) Status(ctx context.Context) (string, error) {
 	return b.String(), nil
 }
 
-// MemoryBytes is the resident memory of every process the stack runs.
+// MemoryBytes is the resident memory of every process the stack runs,
+// their children included (PostgreSQL forks a backend per connection),
+// read from /proc.
 func (l *Local) MemoryBytes(ctx context.Context) (int64, error) {
 	states, err := l.states(ctx)
 	if err != nil {
 		return 0, err
 	}
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		// The fields after the command name (in parentheses): state, ppid.
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		if len(fields) > 1 {
+			ppid, _ := strconv.Atoi(fields[1])
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
 	var total int64
+	var add func(pid int)
+	add = func(pid int) {
+		total += residentBytes(pid)
+		for _, c := range children[pid] {
+			add(c)
+		}
+	}
 	for _, s := range states {
-		total += s.Mem
+		if s.Pid > 0 && s.IsRunning {
+			add(s.Pid)
+		}
 	}
 	return total, nil
+}
+
+func residentBytes(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 func isZombie(pid int) bool {
