@@ -3,12 +3,8 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
-	"strings"
 	"testing"
-
-	"tracelab/pkg/scenario"
 )
 
 // TestAntpathSmoke is the antpath scenario's smoke profile on the real stack:
@@ -25,28 +21,7 @@ func TestAntpathSmoke(t *testing.T) {
 	if os.Getenv("TRACELAB_E2E_ANTPATH") != "1" {
 		t.Skip("antpath's smoke profile is not yet stable on a 2-core machine; set TRACELAB_E2E_ANTPATH=1 to run it")
 	}
-	r := tracelab(t, nil, "scenario", "run", "antpath", "--profile", "smoke")
-	t.Log(r.stdout)
-	if r.code != 0 {
-		t.Fatalf("scenario run exited %d: %s", r.code, r.stderr)
-	}
-	var resultPath string
-	for _, line := range strings.Split(r.stdout, "\n") {
-		if p, ok := strings.CutPrefix(line, "result: "); ok {
-			resultPath = p
-		}
-	}
-	data, err := os.ReadFile(resultPath)
-	if err != nil {
-		t.Fatalf("result file: %v", err)
-	}
-	var res scenario.Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.Verdict != "pass" {
-		t.Errorf("verdict %q", res.Verdict)
-	}
+	res := runSmoke(t, "antpath")
 	p50 := map[string]float64{}
 	for _, v := range res.Variants {
 		p50[v.Variant] = v.Metrics["p50_ms"]

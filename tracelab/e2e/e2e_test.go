@@ -185,21 +185,21 @@ func TestInterruptLeavesNothingRunning(t *testing.T) {
 	assertNothingLeft(t)
 }
 
-// TestNplus1Smoke is the scenario's smoke profile on the real stack: the
-// baseline must show the N+1, the fix must not, and the verdict must pass.
-func TestNplus1Smoke(t *testing.T) {
-	r := tracelab(t, nil, "scenario", "run", "nplus1", "--profile", "smoke")
+// runSmoke runs a scenario's smoke profile and returns its result file.
+func runSmoke(t *testing.T, name string) scenario.Result {
+	t.Helper()
+	r := tracelab(t, nil, "scenario", "run", name, "--profile", "smoke")
 	t.Log(r.stdout)
 	if r.code != 0 {
-		t.Fatalf("scenario run exited %d: %s", r.code, r.stderr)
+		t.Fatalf("scenario run %s exited %d: %s", name, r.code, r.stderr)
 	}
-	var resultPath string
+	var path string
 	for _, line := range strings.Split(r.stdout, "\n") {
 		if p, ok := strings.CutPrefix(line, "result: "); ok {
-			resultPath = p
+			path = p
 		}
 	}
-	data, err := os.ReadFile(resultPath)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("result file: %v", err)
 	}
@@ -210,6 +210,13 @@ func TestNplus1Smoke(t *testing.T) {
 	if res.Verdict != "pass" {
 		t.Errorf("verdict %q", res.Verdict)
 	}
+	return res
+}
+
+// TestNplus1Smoke is the scenario's smoke profile on the real stack: the
+// baseline must show the N+1, the fix must not, and the verdict must pass.
+func TestNplus1Smoke(t *testing.T) {
+	res := runSmoke(t, "nplus1")
 	items := 200 // PRICING_ITEM_COUNT of the smoke profile
 	for _, v := range res.Variants {
 		var nplus1 []string

@@ -3,42 +3,12 @@
 package e2e
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"tracelab/pkg/detect"
 	"tracelab/pkg/scenario"
 )
-
-// runSmoke runs a scenario's smoke profile and returns its result file.
-func runSmoke(t *testing.T, name string) scenario.Result {
-	t.Helper()
-	r := tracelab(t, nil, "scenario", "run", name, "--profile", "smoke")
-	t.Log(r.stdout)
-	if r.code != 0 {
-		t.Fatalf("scenario run %s exited %d: %s", name, r.code, r.stderr)
-	}
-	var path string
-	for _, line := range strings.Split(r.stdout, "\n") {
-		if p, ok := strings.CutPrefix(line, "result: "); ok {
-			path = p
-		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("result file: %v", err)
-	}
-	var res scenario.Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.Verdict != "pass" {
-		t.Errorf("verdict %q", res.Verdict)
-	}
-	return res
-}
 
 func findings(v scenario.VariantResult, detector string) []detect.Finding {
 	var out []detect.Finding
