@@ -1,12 +1,10 @@
 package detect_test
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"tracelab/pkg/detect"
-	"tracelab/pkg/otlp"
 	"tracelab/pkg/trace"
 )
 
@@ -39,14 +37,7 @@ func loopCallConcurrency(traces []*trace.Trace) int {
 // the case study's shape, through the wire format and back.
 func TestEventLoopBlockingUnderLoad(t *testing.T) {
 	spans := ordersLoad(ordersOptions{VUs: 16, Loops: 2, Requests: 400, Blocking: true, Seed: 1})
-	var buf bytes.Buffer
-	if err := otlp.Write(&buf, trace.Group(spans)); err != nil {
-		t.Fatal(err)
-	}
-	traces, err := otlp.ParseReader(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	traces := throughTheWire(t, spans)
 	fs := eventLoop(traces)
 	if len(fs) != 1 {
 		t.Fatalf("want one finding, got %+v", fs)

@@ -218,3 +218,18 @@ func encode(t *testing.T, spans []*trace.Span, enc encoding) []byte {
 	}
 	return append(b, '\n')
 }
+
+// throughTheWire writes spans as OTLP JSON and parses them back, as
+// `tracelab analyze` would read them.
+func throughTheWire(t *testing.T, spans []*trace.Span) []*trace.Trace {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := otlp.Write(&buf, trace.Group(spans)); err != nil {
+		t.Fatal(err)
+	}
+	traces, err := otlp.ParseReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return traces
+}

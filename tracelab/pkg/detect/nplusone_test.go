@@ -1,7 +1,6 @@
 package detect_test
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	"tracelab/pkg/analyze"
 	"tracelab/pkg/detect"
-	"tracelab/pkg/otlp"
 	"tracelab/pkg/trace"
 )
 
@@ -112,14 +110,7 @@ func TestNPlusOneIgnoresFewRepeats(t *testing.T) {
 func TestNPlusOneLabSequential(t *testing.T) {
 	spans := analyze.LabTrace(analyze.LabOptions{Items: 1600, Seed: 1})
 	// Through the wire format and back, as in `tracelab analyze`.
-	var buf bytes.Buffer
-	if err := otlp.Write(&buf, trace.Group(spans)); err != nil {
-		t.Fatal(err)
-	}
-	traces, err := otlp.ParseReader(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	traces := throughTheWire(t, spans)
 	fs := nplusone(traces)
 	if len(fs) != 1 {
 		t.Fatalf("want one finding, got %+v", fs)
