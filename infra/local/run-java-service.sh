@@ -33,6 +33,17 @@ jar=$root/services/$name/$SERVICE_JAR
 [ -f "$jar" ] || { echo "run-java-service: $jar is missing; run 'make build'" >&2; exit 1; }
 agent=()
 [ "$JAVA_AGENT" = off ] || agent=(-javaagent:"$OTEL_JAVAAGENT_JAR")
+# LAB_CPUS (a taskset CPU list, e.g. "1") gives a service a CPU budget of its
+# own, the way a container's CPU limit does: a scenario whose bottleneck is
+# the service's CPU then measures that service, not what k6 and the
+# collector happen to take from the same cores. The JVM sizes its GC and
+# compiler threads from the same affinity.
+pin=()
+if [ -n "${LAB_CPUS:-}" ]; then
+  taskset -c "$LAB_CPUS" true 2>/dev/null ||
+    { echo "run-java-service: LAB_CPUS=$LAB_CPUS is not a CPU list of this machine (it has $(nproc) CPUs)" >&2; exit 1; }
+  pin=(taskset -c "$LAB_CPUS")
+fi
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options
-exec "$LAB_JAVA_HOME/bin/java" -Xms128m -Xmx512m -XX:+UseSerialGC ${JAVA_OPTS:-} \
+exec "${pin[@]}" "$LAB_JAVA_HOME/bin/java" -Xms128m -Xmx512m -XX:+UseSerialGC ${JAVA_OPTS:-} \
   "${agent[@]}" -jar "$jar"

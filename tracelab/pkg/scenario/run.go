@@ -55,6 +55,7 @@ type Result struct {
 	Profile    string          `json:"profile"`
 	Runtime    string          `json:"runtime"`
 	StartedAt  time.Time       `json:"started_at"`
+	Calibrated *Calibrated     `json:"calibrated,omitempty"`
 	Variants   []VariantResult `json:"variants"`
 	Checks     []Check         `json:"checks"`
 	Verdict    string          `json:"verdict"` // "pass" or "fail"
@@ -78,8 +79,17 @@ func (r *Runner) Run(ctx context.Context, s *Scenario, opt Options) (*Result, er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	var loadEnv map[string]string
+	if c := s.Load.Profiles[opt.Profile].Calibrate; c != nil {
+		cal, err := r.calibrate(ctx, s, opt.Profile, c, dir)
+		if err != nil {
+			return nil, fmt.Errorf("calibrating the load on %s: %w", c.Variant, err)
+		}
+		res.Calibrated = cal
+		loadEnv = map[string]string{"RATE": strconv.Itoa(cal.Rate)}
+	}
 	for _, v := range opt.Variants {
-		vr, err := r.runVariant(ctx, s, opt.Profile, v, dir)
+		vr, err := r.runVariant(ctx, s, opt.Profile, v, dir, loadEnv)
 		if err != nil {
 			return nil, fmt.Errorf("variant %s: %w", v, err)
 		}
@@ -111,7 +121,9 @@ func (r *Runner) Run(ctx context.Context, s *Scenario, opt Options) (*Result, er
 	return res, nil
 }
 
-func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, dir string) (*VariantResult, error) {
+// runVariant measures one variant; loadEnv overrides the profile's k6
+// parameters (the calibrated RATE).
+func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, dir string, loadEnv map[string]string) (*VariantResult, error) {
 	p := s.Load.Profiles[profile]
 	vr := &VariantResult{Variant: variant, Settings: s.SettingsFor(profile, variant)}
 	r.Progress("[%s] bringing up %v with the %s settings", variant, s.Services, variant)
@@ -136,23 +148,11 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 	for k, v := range p.Env {
 		env[k] = v
 	}
-	// Warm-up runs the same script, so a POST gets its body and a JIT
-	// compiler its hot paths; its requests are not measured.
-	if p.Warmup > 0 {
-		r.Progress("[%s] warming up: %d request(s)", variant, p.Warmup)
-		warm := map[string]string{"TARGET": base, "VUS": "1", "ITERATIONS": strconv.Itoa(p.Warmup)}
-		for k, v := range p.Env {
-			if _, shape := warm[k]; !shape && k != "RATE" && k != "DURATION" {
-				warm[k] = v
-			}
-		}
-		sum, err := k6.Run(ctx, r.K6Bin, script, warm, filepath.Join(dir, variant+"-warmup-summary.json"), logFile, r.progressFor(variant))
-		if err != nil {
-			return nil, err
-		}
-		if sum.Failed > 0 {
-			return nil, fmt.Errorf("%.0f%% of the warm-up requests failed; see %s and .state/logs/%s.log", 100*sum.Failed, logFile.Name(), s.Entrypoint.Service)
-		}
+	for k, v := range loadEnv {
+		env[k] = v
+	}
+	if err := r.warmUp(ctx, s, p, variant, base, dir, logFile); err != nil {
+		return nil, err
 	}
 
 	r.Progress("[%s] running k6 %s (%s profile)", variant, s.Load.Script, profile)
@@ -186,6 +186,29 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 	vr.Analysis = analyze.Analyze(traces, detect.All())
 	vr.Metrics = metricsOf(sum, vr.Analysis)
 	return vr, nil
+}
+
+// warmUp runs the same script as the measurement, so a POST gets its body
+// and a JIT compiler its hot paths; its requests are not measured.
+func (r *Runner) warmUp(ctx context.Context, s *Scenario, p Profile, variant, base, dir string, logFile *os.File) error {
+	if p.Warmup == 0 {
+		return nil
+	}
+	r.Progress("[%s] warming up: %d request(s)", variant, p.Warmup)
+	warm := map[string]string{"TARGET": base, "VUS": "1", "ITERATIONS": strconv.Itoa(p.Warmup)}
+	for k, v := range p.Env {
+		if _, shape := warm[k]; !shape && k != "RATE" && k != "DURATION" {
+			warm[k] = v
+		}
+	}
+	sum, err := k6.Run(ctx, r.K6Bin, filepath.Join(r.Root, s.Load.Script), warm, filepath.Join(dir, variant+"-warmup-summary.json"), logFile, r.progressFor(variant))
+	if err != nil {
+		return err
+	}
+	if sum.Failed > 0 {
+		return fmt.Errorf("%.0f%% of the warm-up requests failed; see %s and .state/logs/%s.log", 100*sum.Failed, logFile.Name(), s.Entrypoint.Service)
+	}
+	return nil
 }
 
 func (r *Runner) progressFor(variant string) func(string, ...any) {

@@ -53,9 +53,21 @@ type LoadSpec struct {
 }
 
 type Profile struct {
-	Warmup   int               `json:"warmup"`
-	Env      map[string]string `json:"env"`
-	Settings Settings          `json:"settings"`
+	Warmup    int               `json:"warmup"`
+	Env       map[string]string `json:"env"`
+	Settings  Settings          `json:"settings"`
+	Calibrate *Calibration      `json:"calibrate,omitempty"`
+}
+
+// Calibration sizes an open-model load to the machine at run time: a
+// closed-model probe (Env: VUS and DURATION) finds how many requests per
+// second Variant serves flat out, and every variant then gets
+// RATE = RateFactor x that throughput. A fixed RATE suits one machine only:
+// for a CPU-bound pathology it saturates a slow machine and idles a fast one.
+type Calibration struct {
+	Variant    string            `json:"variant"`
+	Env        map[string]string `json:"env"`
+	RateFactor float64           `json:"rate_factor"`
 }
 
 type Variant struct {
@@ -175,6 +187,11 @@ func (s *Scenario) checkReferences() error {
 	for name, p := range s.Load.Profiles {
 		if err := checkSettings("load.profiles."+name+".settings", p.Settings); err != nil {
 			return err
+		}
+		if c := p.Calibrate; c != nil {
+			if _, ok := s.Variants[c.Variant]; !ok {
+				return fmt.Errorf("field load.profiles.%s.calibrate.variant: no such variant %q", name, c.Variant)
+			}
 		}
 	}
 	for name, v := range s.Variants {

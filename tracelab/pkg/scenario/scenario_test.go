@@ -41,6 +41,8 @@ func TestMalformedScenarioNamesTheField(t *testing.T) {
 		{"missing variant", "  fixed:\n    description", "  fixd:\n    description", "field variants"},
 		{"unknown service in settings", "catalog: {CATALOG_FETCH_MODE: batch}", "catalgo: {CATALOG_FETCH_MODE: batch}", "field variants.fixed.settings.catalgo"},
 		{"ratio of a missing variant", "denominator: fixed", "denominator: fast", "field expectations.ratios[0]"},
+		{"calibration on a missing variant", "warmup: 3", "warmup: 3\n      calibrate: {variant: fast, env: {VUS: \"4\", DURATION: 5s}, rate_factor: 0.9}", "field load.profiles.smoke.calibrate.variant"},
+		{"calibration without a probe", "warmup: 3", "warmup: 3\n      calibrate: {variant: baseline, env: {VUS: \"4\"}, rate_factor: 0.9}", "field load.profiles.smoke.calibrate.env"},
 		{"not yaml", "name: nplus1", "name: [nplus1", "not valid YAML"},
 	}
 	for _, c := range cases {
