@@ -62,6 +62,7 @@ func CrossCheck(root, overlay string, objs []Object) []string {
 		c.kindAccess()
 	case "eks":
 		c.eksAccess()
+		c.ecrRepositories()
 	}
 	return c.problems
 }
@@ -651,5 +652,21 @@ func (c *checker) eksAccess() {
 	}
 	if sc := Find(c.objs, "StorageClass", "gp3"); sc == nil || str(get(sc, "parameters", "encrypted")) != "true" {
 		c.bad("no encrypted StorageClass gp3")
+	}
+}
+
+// ecrRepositories checks that Terraform creates an ECR repository for every
+// service: the default of variable "services" in infra/terraform/variables.tf.
+func (c *checker) ecrRepositories() {
+	rel := "infra/terraform/variables.tf"
+	m := regexp.MustCompile(`(?s)variable "services" \{.*?default\s*=\s*\[([^\]]*)\]`).FindSubmatch(c.readFile(rel))
+	if m == nil {
+		c.bad("%s: no default list in variable \"services\"", rel)
+		return
+	}
+	for _, svc := range Services(c.root) {
+		if !bytes.Contains(m[1], []byte(`"`+svc+`"`)) {
+			c.bad("service %s: no ECR repository: add it to variable \"services\" in %s", svc, rel)
+		}
 	}
 }

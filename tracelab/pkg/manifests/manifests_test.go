@@ -11,16 +11,17 @@ import (
 )
 
 // The checks run the pinned kustomize and kubernetes-validate, which
-// `make tools-k8s` installs. `make test-k8s` sets TRACELAB_K8S_CHECKS=1 so
-// that missing tools fail; a plain `go test ./...` skips these tests.
+// `make tools-k8s` installs. They run in `make test-k8s`, which sets
+// TRACELAB_K8S_CHECKS=1 (missing tools then fail); `go test ./...` (and so
+// make test-go) skips them, so they run once per make test.
 func checkTools(t *testing.T) Tools {
 	t.Helper()
+	if os.Getenv("TRACELAB_K8S_CHECKS") != "1" {
+		t.Skip("make test-k8s runs the manifest checks (with TRACELAB_K8S_CHECKS=1)")
+	}
 	env, err := runtime.ReadEnvFile(filepath.Join(repoRoot(t), ".state", "tools-k8s.env"))
 	if err != nil {
-		if os.Getenv("TRACELAB_K8S_CHECKS") == "1" {
-			t.Fatalf("the Kubernetes check tools are not installed (.state/tools-k8s.env): run 'make tools-k8s'")
-		}
-		t.Skip("the Kubernetes check tools are not installed; make test-k8s installs and runs them")
+		t.Fatalf("the Kubernetes check tools are not installed (.state/tools-k8s.env): run 'make tools-k8s'")
 	}
 	return Tools{Kustomize: env["KUSTOMIZE_BIN"], KubernetesValidate: env["KUBERNETES_VALIDATE_BIN"], K8sVersion: env["K8S_VERSION"]}
 }
@@ -39,14 +40,14 @@ func repoRoot(t *testing.T) string {
 func labCopy(t *testing.T) string {
 	t.Helper()
 	src, dst := repoRoot(t), t.TempDir()
-	for _, dir := range []string{"k8s", "infra/local", "services", "scenarios", "dashboards", "loadtests"} {
+	for _, dir := range []string{"k8s", "infra/local", "infra/terraform", "services", "scenarios", "dashboards", "loadtests"} {
 		err := filepath.WalkDir(filepath.Join(src, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			rel, _ := filepath.Rel(src, path)
 			if d.IsDir() {
-				if d.Name() == "target" || rel == filepath.Join("k8s", "base", "secrets") {
+				if d.Name() == "target" || d.Name() == ".terraform" || rel == filepath.Join("k8s", "base", "secrets") {
 					return filepath.SkipDir
 				}
 				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
@@ -101,7 +102,7 @@ func TestBrokenManifestsFail(t *testing.T) {
 	tools := checkTools(t)
 	type edit struct{ file, old, new string }
 	// Each case checks the kind overlay, except where named here.
-	overlayFor := map[string]string{"service missing from the overlay": "eks"}
+	overlayFor := map[string]string{"service missing from the overlay": "eks", "a new service without an ECR repository": "eks"}
 	cases := []struct {
 		name  string
 		edits []edit
@@ -118,6 +119,8 @@ func TestBrokenManifestsFail(t *testing.T) {
 			`service customers: no Deployment "customers"`},
 		{"a new service without image or manifests", []edit{{"services/ledger/pom.xml", "", "<project/>\n"}},
 			"service ledger: no image: services/ledger/Dockerfile is missing"},
+		{"a new service without an ECR repository", []edit{{"services/ledger/pom.xml", "", "<project/>\n"}},
+			"service ledger: no ECR repository"},
 		{"a password as a literal", []edit{{"k8s/base/services/orders.yaml",
 			"              valueFrom:\n                secretKeyRef:\n                  name: postgres\n                  key: POSTGRES_PASSWORD\n            - name: CUSTOMERS_URL",
 			"              value: hunter2\n            - name: CUSTOMERS_URL"}},
