@@ -76,7 +76,7 @@ module "eks" {
   subnet_ids = module.vpc.private_subnets
 
   addons = {
-    coredns = {}
+    coredns    = {}
     kube-proxy = {}
     vpc-cni = {
       before_compute = true
