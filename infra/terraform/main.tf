@@ -65,6 +65,11 @@ module "eks" {
 
   enable_cluster_creator_admin_permissions = true
 
+  # Control-plane audit logs, kept a week: enough to look into a lab
+  # session, cheap to store.
+  enabled_log_types                      = ["audit", "authenticator"]
+  cloudwatch_log_group_retention_in_days = 7
+
   # Kubernetes Secrets (the lab's PostgreSQL and Grafana passwords) are
   # encrypted with a KMS key the module creates.
   create_kms_key = true
