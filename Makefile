@@ -114,6 +114,7 @@ test-k8s: tools-k8s ## offline checks of k8s/ and infra/terraform: no cluster, n
 
 images: ## build the services' images tracelab/<service>:IMAGE_TAG (default dev; needs docker)
 	@$(call need,$(DOCKER),install Docker or set DOCKER=podman)
+	@$(DOCKER) info >/dev/null 2>&1 || { echo "images: cannot reach the $(DOCKER) daemon; start it" >&2; exit 3; }
 	@source infra/local/versions.env; for s in $(SERVICES); do \
 	  echo "==> image tracelab/$$s:$(IMAGE_TAG)"; \
 	  $(DOCKER) build -f services/$$s/Dockerfile --build-arg OTEL_JAVAAGENT_VERSION=$$OTEL_JAVAAGENT_VERSION -t tracelab/$$s:$(IMAGE_TAG) services; \

@@ -115,7 +115,10 @@ type workload struct {
 func (k *Kube) workloads(ctx context.Context) (map[string]workload, error) {
 	out, err := k.run(ctx, "get", "deployments,statefulsets", "-o", "json")
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%v; is the %s cluster up? ('make %s-up', or KUBE_CONTEXT for another context)", err, k.name, k.name)
 	}
 	var list struct {
 		Items []struct {
