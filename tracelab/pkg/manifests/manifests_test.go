@@ -113,6 +113,10 @@ func TestBrokenManifestsFail(t *testing.T) {
 	}{
 		{"unknown field", []edit{{"k8s/base/services/catalog.yaml", "  replicas: 1\n", "  replicas: 1\n  replica: 1\n"}},
 			"replica"},
+		{"a custom resource without a schema", []edit{
+			{"k8s/base/instrumentation.yaml", "", "apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\nmetadata:\n  name: java\nspec: {}\n"},
+			{"k8s/base/kustomization.yaml", "  - namespace.yaml\n", "  - namespace.yaml\n  - instrumentation.yaml\n"}},
+			"Couldn't find schema for kind Instrumentation"},
 		{"missing limits", []edit{{"k8s/base/services/pricing.yaml", "            limits: {cpu: \"1\", memory: 768Mi}\n", ""}},
 			"deployment/pricing/pricing: resources.limits.cpu is missing"},
 		{"privileged container", []edit{{"k8s/base/services/gateway.yaml", "            allowPrivilegeEscalation: false\n", "            allowPrivilegeEscalation: false\n            privileged: true\n"}},
@@ -164,7 +168,7 @@ func TestBrokenManifestsFail(t *testing.T) {
 			if overlay == "" {
 				overlay = "kind"
 			}
-			problems := checkAll(t, tools, root, overlay, tc.name == "unknown field")
+			problems := checkAll(t, tools, root, overlay, tc.name == "unknown field" || tc.name == "a custom resource without a schema")
 			for _, p := range problems {
 				if strings.Contains(p, tc.want) {
 					t.Logf("reported: %s", p)
