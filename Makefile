@@ -22,7 +22,8 @@ MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f se
 
 .PHONY: help tools build up down status logs test test-go test-java test-static test-e2e bench clean
 .PHONY: tools-k8s test-k8s images kind-load kind-up kind-down eks-up eks-push eks-deploy eks-down
-.PHONY: $(addprefix scenario-,$(notdir $(wildcard scenarios/*)))
+# scenario-% is not .PHONY on purpose: make skips pattern rules for phony
+# targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
 
 help: ## list the targets
 	@echo "Trace Pathology Lab — make <target>"
