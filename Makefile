@@ -21,7 +21,9 @@ JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -nam
 MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f services/pom.xml
 
 .PHONY: help tools build up down status logs test test-go test-java test-static test-e2e bench clean
-.PHONY: $(addprefix scenario-,$(notdir $(wildcard scenarios/*)))
+.PHONY: tools-k8s test-k8s images kind-load kind-up kind-down eks-up eks-push eks-deploy eks-down
+# scenario-% is not .PHONY on purpose: make skips pattern rules for phony
+# targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
 
 help: ## list the targets
 	@echo "Trace Pathology Lab — make <target>"
@@ -59,7 +61,7 @@ logs: $(TRACELAB) ## follow the logs of every process (Ctrl-C to stop)
 scenario-%: tools build ## reproduce a pathology, analyze its traces, run the fix and judge it
 	$(TRACELAB) scenario run $* --profile $(PROFILE) --variant $(VARIANT) $(if $(KEEP),--keep)
 
-test: tools build test-static test-go test-java test-e2e ## every test: static checks, unit tests, end-to-end smoke runs
+test: tools build test-static test-go test-java test-k8s test-e2e ## every test: static checks, unit tests, offline Kubernetes checks, end-to-end smoke runs
 
 test-static: tools $(TRACELAB)
 	@echo "==> static checks: k6 scripts and scenario files"
@@ -86,3 +88,94 @@ bench: tools build ## benchmarks: analyzer spans/s, stack start and memory, AntP
 clean: down ## stop the lab and remove its state and build output (the tool cache stays)
 	rm -rf $(STATE)
 	-$(MVN) clean
+
+# ---- Kubernetes: kind and EKS (README.md, "Kubernetes"; k8s/README.md) ----
+K8S_TOOLS   := $(STATE)/tools-k8s.env
+DOCKER      ?= docker
+TERRAFORM   ?= terraform
+IMAGE_TAG   ?= dev
+KIND_CLUSTER := tracelab
+KIND_CONTEXT := kind-$(KIND_CLUSTER)
+EKS_CONTEXT  := tracelab-eks
+# The base reads the local runtime's files (ports.env, otelcol.yaml, ...)
+# from outside k8s/, hence the load restrictor.
+RENDER      = source $(K8S_TOOLS) && "$$KUSTOMIZE_BIN" build --load-restrictor LoadRestrictionsNone
+need        = command -v $(1) >/dev/null || { echo "$@: $(1) is not installed; $(2)" >&2; exit 3; }
+
+tools-k8s: ## build or fetch the offline Kubernetes check tools (kustomize, kubernetes-validate, OpenTofu, tflint)
+	@infra/local/tools.sh k8s
+
+test-k8s: tools-k8s ## offline checks of k8s/ and infra/terraform: no cluster, no container engine
+	@echo "==> k8s overlays: kustomize render, strict schemas (Kubernetes $$(source $(K8S_TOOLS) && echo $$K8S_VERSION)), security policy, cross-checks"
+	cd tracelab && TRACELAB_K8S_CHECKS=1 go test -count=1 ./pkg/manifests
+	@echo "==> infra/terraform: fmt -check (OpenTofu's formatter) and tflint"
+	@# fmt reads no CLI configuration; one named by TF_CLI_CONFIG_FILE but missing would only add warnings.
+	@source $(K8S_TOOLS); TF_CLI_CONFIG_FILE=/dev/null "$$TOFU_BIN" fmt -check -recursive -diff infra/terraform && echo "fmt: ok"
+	@source $(K8S_TOOLS); cd infra/terraform && "$$TFLINT_BIN" --no-color && echo "tflint: ok"
+
+images: ## build the services' images tracelab/<service>:IMAGE_TAG (default dev; needs docker)
+	@$(call need,$(DOCKER),install Docker or set DOCKER=podman)
+	@$(DOCKER) info >/dev/null 2>&1 || { echo "images: cannot reach the $(DOCKER) daemon; start it" >&2; exit 3; }
+	@source infra/local/versions.env; for s in $(SERVICES); do \
+	  echo "==> image tracelab/$$s:$(IMAGE_TAG)"; \
+	  $(DOCKER) build -f services/$$s/Dockerfile --build-arg OTEL_JAVAAGENT_VERSION=$$OTEL_JAVAAGENT_VERSION -t tracelab/$$s:$(IMAGE_TAG) services; \
+	done
+
+kind-load: ## load the services' images into the kind cluster
+	@$(call need,kind,see https://kind.sigs.k8s.io/docs/user/quick-start/#installation)
+	@for s in $(SERVICES); do kind load docker-image --name $(KIND_CLUSTER) tracelab/$$s:$(IMAGE_TAG); done
+
+kind-up: tools-k8s ## create the kind cluster, build and load the images, deploy the lab, wait until ready
+	@$(call need,kind,see https://kind.sigs.k8s.io/docs/user/quick-start/#installation)
+	@$(call need,kubectl,see https://kubernetes.io/docs/tasks/tools/)
+	@$(call need,$(DOCKER),kind runs its node in a container: install Docker)
+	@kind get clusters 2>/dev/null | grep -qx $(KIND_CLUSTER) || kind create cluster --config k8s/kind/cluster.yaml
+	$(MAKE) --no-print-directory images kind-load
+	@k8s/gen-secrets.sh
+	@existed=$$(kubectl --context $(KIND_CONTEXT) get namespace tracelab -o name 2>/dev/null || true); \
+	$(RENDER) k8s/overlays/kind | kubectl --context $(KIND_CONTEXT) apply -f -; \
+	if [ -n "$$existed" ]; then \
+	  echo "==> restarting the services on the images just loaded (tag $(IMAGE_TAG))"; \
+	  kubectl --context $(KIND_CONTEXT) -n tracelab rollout restart deployment -l app.kubernetes.io/component=service; \
+	fi
+	@$(MAKE) --no-print-directory k8s-wait CONTEXT=$(KIND_CONTEXT)
+	@echo "kind: ready. RUNTIME=kind make scenario-nplus1; Jaeger http://127.0.0.1:16686, Grafana http://127.0.0.1:13000 (admin, password in k8s/base/secrets/grafana.env)"
+
+kind-down: ## delete the kind cluster and everything in it
+	@$(call need,kind,see https://kind.sigs.k8s.io/docs/user/quick-start/#installation)
+	kind delete cluster --name $(KIND_CLUSTER)
+
+# Waits until every workload of the lab is ready, with progress.
+k8s-wait:
+	@echo "==> waiting for the lab's Deployments and StatefulSets (up to 10 minutes)"
+	kubectl --context $(CONTEXT) -n tracelab wait --for=condition=Available deployment --all --timeout=10m
+	kubectl --context $(CONTEXT) -n tracelab wait --for=jsonpath='{.status.readyReplicas}'=1 statefulset --all --timeout=10m
+
+eks-up: tools-k8s ## create EKS and ECR with Terraform (ADMIN_CIDR=<your IP>/32), push the images, deploy the lab
+	@$(call need,$(TERRAFORM),install Terraform >= 1.5.7 or set TERRAFORM=tofu)
+	@$(call need,aws,install the AWS CLI v2 and configure credentials)
+	@$(call need,kubectl,see https://kubernetes.io/docs/tasks/tools/)
+	@test -n "$(ADMIN_CIDR)" || { echo "eks-up: set ADMIN_CIDR to the only network allowed to reach the cluster's API, e.g. ADMIN_CIDR=\$$(curl -s https://checkip.amazonaws.com)/32" >&2; exit 2; }
+	cd infra/terraform && $(TERRAFORM) init -input=false && $(TERRAFORM) apply -input=false -var 'api_allowed_cidrs=["$(ADMIN_CIDR)"]'
+	aws eks update-kubeconfig --region $$($(TERRAFORM) -chdir=infra/terraform output -raw region) \
+	  --name $$($(TERRAFORM) -chdir=infra/terraform output -raw cluster_name) --alias $(EKS_CONTEXT)
+	$(MAKE) --no-print-directory images eks-push eks-deploy
+
+eks-push: ## push the services' images to the lab's ECR repositories
+	@registry=$$($(TERRAFORM) -chdir=infra/terraform output -raw ecr_registry); \
+	aws ecr get-login-password --region $$($(TERRAFORM) -chdir=infra/terraform output -raw region) | $(DOCKER) login --username AWS --password-stdin $$registry; \
+	for s in $(SERVICES); do \
+	  $(DOCKER) tag tracelab/$$s:$(IMAGE_TAG) $$registry/tracelab/$$s:$(IMAGE_TAG) && $(DOCKER) push $$registry/tracelab/$$s:$(IMAGE_TAG); \
+	done
+
+eks-deploy: tools-k8s ## apply the eks overlay with the ECR registry and wait until ready
+	@k8s/gen-secrets.sh
+	@registry=$$($(TERRAFORM) -chdir=infra/terraform output -raw ecr_registry); \
+	$(RENDER) k8s/overlays/eks | sed "s#image: ECR_REGISTRY/#image: $$registry/#" | kubectl --context $(EKS_CONTEXT) apply -f -
+	@$(MAKE) --no-print-directory k8s-wait CONTEXT=$(EKS_CONTEXT)
+	@echo "eks: ready. RUNTIME=eks make scenario-nplus1 (tracelab port-forwards); make eks-down removes everything"
+
+eks-down: ## delete the lab (its volumes first), then destroy EKS, ECR and the VPC
+	-kubectl --context $(EKS_CONTEXT) delete namespace tracelab --wait --timeout=10m
+	cd infra/terraform && $(TERRAFORM) destroy -input=false -var 'api_allowed_cidrs=["$(or $(ADMIN_CIDR),127.0.0.1/32)"]'
+	-kubectl config delete-context $(EKS_CONTEXT)

@@ -127,6 +127,40 @@ postgres_bindir() {
   printf '%s' "$dir"
 }
 
+# A PyPI tool in its own virtualenv in the cache (one per version).
+py_tool() { # NAME PACKAGE VERSION
+  local name=$1 pkg=$2 version=$3
+  local venv=$cache/$name/$version/venv out=$cache/$name/$version/venv/bin/$name
+  if [ -x "$out" ]; then say "$name $version (cached)"; printf '%s' "$out"; return; fi
+  command -v python3 >/dev/null || die "python3 (>= 3.9, with venv) is required for $name; install it: apt-get install -y python3-venv"
+  say "installing $name $version from PyPI"
+  rm -rf "$venv"
+  run_logged "$cache/logs/$name-$version.log" bash -c "python3 -m venv '$venv' && '$venv/bin/pip' install -q --disable-pip-version-check '$pkg==$version'"
+  printf '%s' "$out"
+}
+
+# The offline checks of the Kubernetes runtimes (make test-k8s): kustomize,
+# kubernetes-validate, OpenTofu (for `fmt -check`) and tflint. Kept apart from main so
+# that running the lab locally never waits for them.
+k8s_tools() {
+  local kustomize kv tofu tflint
+  kustomize=$(go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5)
+  kv=$(py_tool kubernetes-validate kubernetes-validate "$KUBERNETES_VALIDATE_VERSION")
+  tofu=$(go_tool tofu github.com/opentofu/opentofu "$OPENTOFU_VERSION" github.com/opentofu/opentofu/cmd/tofu \
+    'github.com/hashicorp/hcl/v2 v2.20.1 => github.com/opentofu/hcl/v2 v2.20.2-0.20250121132637-504036cd70e7')
+  tflint=$(go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION" github.com/terraform-linters/tflint)
+  cat >"$state/tools-k8s.env.tmp" <<EOF
+# Written by infra/local/tools.sh k8s; do not edit.
+K8S_VERSION=$K8S_VERSION
+KUSTOMIZE_BIN=$kustomize
+KUBERNETES_VALIDATE_BIN=$kv
+TOFU_BIN=$tofu
+TFLINT_BIN=$tflint
+EOF
+  mv "$state/tools-k8s.env.tmp" "$state/tools-k8s.env"
+  say "Kubernetes check tools ready: $state/tools-k8s.env"
+}
+
 main() {
   local java_home
   java_home=$("$root/infra/local/find-jdk.sh")
@@ -160,4 +194,8 @@ EOF
 
 export GONOSUMDB=${GONOSUMDB:+$GONOSUMDB,}github.com/open-telemetry,go.opentelemetry.io
 export GOFLAGS=-mod=mod
-main "$@"
+case "${1:-}" in
+  k8s) k8s_tools ;;
+  "") main ;;
+  *) die "unknown argument '$1'; usage: tools.sh [k8s]" ;;
+esac

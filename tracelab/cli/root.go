@@ -45,8 +45,11 @@ func openRuntime(root, name string) (runtime.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l, ok := rt.(*runtime.Local); ok {
-		l.Progress = progress
+	switch r := rt.(type) {
+	case *runtime.Local:
+		r.Progress = progress
+	case *runtime.Kube:
+		r.Progress = progress
 	}
 	return rt, nil
 }

@@ -1,6 +1,6 @@
 // Package runtime is the one interface through which the scenario runner
 // reaches a place where the lab runs: plain local processes (the default),
-// or a Kubernetes cluster (kind, EKS) in later work.
+// or a Kubernetes cluster (kind, EKS) driven by kubectl.
 package runtime
 
 import (
@@ -39,7 +39,7 @@ func New(name, root string) (Runtime, error) {
 	case "", "local":
 		return NewLocal(root)
 	case "kind", "eks":
-		return nil, fmt.Errorf("runtime %q is not available yet: the Kubernetes runtimes come with the k8s/ work; use RUNTIME=local", name)
+		return NewKube(name, root)
 	default:
 		return nil, fmt.Errorf("unknown runtime %q; known runtimes: local, kind, eks", name)
 	}

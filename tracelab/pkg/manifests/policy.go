@@ -1,0 +1,115 @@
+package manifests
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// ReadOnlyRootExceptions are the containers allowed a writable root
+// filesystem ("read-only where possible"), each with the reason.
+var ReadOnlyRootExceptions = map[string]string{
+	"statefulset/kafka/kafka": "the apache/kafka image writes the server.properties it generates into /opt/kafka/config at every start",
+}
+
+// secretName matches environment variables that hold credentials.
+var secretName = regexp.MustCompile(`(?i)(PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|CREDENTIAL)`)
+
+// Policy returns one line per breach of the lab's security defaults, for every
+// workload: the restricted Pod Security Standard (non-root, no privilege
+// escalation, all capabilities dropped, seccomp RuntimeDefault, no host
+// namespaces or host paths), a read-only root filesystem unless listed in
+// ReadOnlyRootExceptions, CPU and memory requests and limits, and no
+// credential as a literal in the environment.
+func Policy(objs []Object) []string {
+	var out []string
+	bad := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
+	for _, o := range objs {
+		spec := o.PodSpec()
+		if spec == nil {
+			if o.Kind() == "Secret" && o["stringData"] != nil {
+				bad("%s: stringData holds plaintext; generate the Secret (k8s/gen-secrets.sh)", o.ID())
+			}
+			continue
+		}
+		id := o.ID()
+		for _, key := range []string{"hostNetwork", "hostPID", "hostIPC"} {
+			if spec[key] == true {
+				bad("%s: %s is not allowed", id, key)
+			}
+		}
+		for _, v := range list(spec["volumes"]) {
+			if m, _ := v.(map[string]any); m["hostPath"] != nil {
+				bad("%s: volume %s is a hostPath", id, str(m["name"]))
+			}
+		}
+		podSC, _ := spec["securityContext"].(map[string]any)
+		for _, c := range Containers(spec) {
+			cid := id + "/" + str(c["name"])
+			sc, _ := c["securityContext"].(map[string]any)
+			// A container setting overrides the pod's.
+			effective := func(key string) any {
+				if v, ok := sc[key]; ok {
+					return v
+				}
+				return podSC[key]
+			}
+			if effective("runAsNonRoot") != true {
+				bad("%s: runAsNonRoot must be true", cid)
+			}
+			if uid, ok := effective("runAsUser").(int); ok && uid == 0 {
+				bad("%s: runAsUser 0 is root", cid)
+			}
+			if seccomp, _ := effective("seccompProfile").(map[string]any); str(seccomp["type"]) != "RuntimeDefault" && str(seccomp["type"]) != "Localhost" {
+				bad("%s: seccompProfile.type must be RuntimeDefault", cid)
+			}
+			if sc["privileged"] == true {
+				bad("%s: privileged containers are not allowed", cid)
+			}
+			if sc["allowPrivilegeEscalation"] != false {
+				bad("%s: allowPrivilegeEscalation must be false", cid)
+			}
+			caps, _ := sc["capabilities"].(map[string]any)
+			if !slices.ContainsFunc(list(caps["drop"]), func(v any) bool { return str(v) == "ALL" }) {
+				bad("%s: capabilities.drop must contain ALL", cid)
+			}
+			if len(list(caps["add"])) > 0 {
+				bad("%s: capabilities.add is not allowed", cid)
+			}
+			if _, excepted := ReadOnlyRootExceptions[cid]; !excepted && sc["readOnlyRootFilesystem"] != true {
+				bad("%s: readOnlyRootFilesystem must be true (or an exception with its reason in policy.go)", cid)
+			}
+			res, _ := c["resources"].(map[string]any)
+			for _, kind := range []string{"requests", "limits"} {
+				m, _ := res[kind].(map[string]any)
+				for _, r := range []string{"cpu", "memory"} {
+					if str(m[r]) == "" {
+						bad("%s: resources.%s.%s is missing", cid, kind, r)
+					}
+				}
+			}
+			for _, e := range list(c["env"]) {
+				m, _ := e.(map[string]any)
+				if secretName.MatchString(str(m["name"])) && str(m["value"]) != "" {
+					bad("%s: %s is a literal value; take it from a Secret (secretKeyRef)", cid, str(m["name"]))
+				}
+			}
+			if img := str(c["image"]); !pinned(img) {
+				bad("%s: image %q is not pinned to a version tag", cid, img)
+			}
+		}
+	}
+	return out
+}
+
+// pinned tells whether an image reference names a version: a digest, or a
+// tag other than latest.
+func pinned(image string) bool {
+	if strings.Contains(image, "@sha256:") {
+		return true
+	}
+	name := image[strings.LastIndexByte(image, '/')+1:]
+	_, tag, ok := strings.Cut(name, ":")
+	return ok && tag != "" && tag != "latest"
+}

@@ -1,0 +1,393 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kube is the runtime of a Kubernetes cluster on which the lab is deployed
+// from k8s/overlays/<name> (make kind-up, make eks-up). It drives the cluster
+// with kubectl only:
+//   - a variant's settings become the workload's environment (kubectl set
+//     env), and Up waits for the rollout, as the local runtime restarts a
+//     process;
+//   - endpoints keep the local runtime's ports on 127.0.0.1: kind maps them
+//     from NodePorts (k8s/kind/cluster.yaml), EKS reaches them by kubectl
+//     port-forward, which tracelab starts and stops;
+//   - traces come from the cluster's Jaeger, by the same query API.
+//
+// The cluster and the lab on it outlive a tracelab run (make kind-down and
+// make eks-down remove them); what a run starts, the port-forwards, does not.
+type Kube struct {
+	name      string // kind or eks
+	context   string // the kubectl context, never the user's current one implicitly
+	namespace string
+	portFwd   bool // reach endpoints by port-forward (EKS) rather than NodePorts (kind)
+	ports     map[string]string
+	kubectl   Kubectl
+	forwards  map[string]Forward // service -> its port-forward
+	Progress  func(format string, a ...any)
+}
+
+// Kubectl runs kubectl; tests replace it with recorded interactions.
+type Kubectl interface {
+	// Output runs kubectl with args and returns its standard output.
+	Output(ctx context.Context, args ...string) ([]byte, error)
+	// Forward starts `kubectl port-forward` with args and returns once it
+	// listens.
+	Forward(ctx context.Context, args ...string) (Forward, error)
+}
+
+// Forward is a running kubectl port-forward.
+type Forward interface{ Stop() }
+
+// The kubectl contexts make kind-up and make eks-up create; KUBE_CONTEXT
+// overrides them.
+var kubeContexts = map[string]string{"kind": "kind-tracelab", "eks": "tracelab-eks"}
+
+// Namespace is where k8s/base puts the lab.
+const Namespace = "tracelab"
+
+// kubeInfra is the telemetry stack a scenario needs, as on the local runtime.
+var kubeInfra = []string{"jaeger", "otelcol", "prometheus"}
+
+// The environment variables tracelab keeps on a workload: LAB_VARIANT is
+// recorded on every span (lab.variant); LAB_SETTINGS names the variables the
+// current variant set, so that the next variant removes those it does not set.
+const (
+	envVariant  = "LAB_VARIANT"
+	envSettings = "LAB_SETTINGS"
+)
+
+// rolloutTimeout bounds one workload's rollout: a Java service starts in
+// well under a minute, but pulling an image on a fresh EKS node takes longer.
+const rolloutTimeout = 5 * time.Minute
+
+func NewKube(name, root string) (*Kube, error) {
+	ports, err := ReadEnvFile(filepath.Join(root, "infra", "local", "ports.env"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		return nil, fmt.Errorf("kubectl is not installed; the %s runtime needs it (README.md, \"Kubernetes\")", name)
+	}
+	ctx := os.Getenv("KUBE_CONTEXT")
+	if ctx == "" {
+		ctx = kubeContexts[name]
+	}
+	return newKube(name, ctx, ports, execKubectl{}), nil
+}
+
+func newKube(name, context string, ports map[string]string, k Kubectl) *Kube {
+	return &Kube{name: name, context: context, namespace: Namespace, portFwd: name == "eks",
+		ports: ports, kubectl: k, forwards: map[string]Forward{}, Progress: func(string, ...any) {}}
+}
+
+func (k *Kube) Name() string { return k.name }
+
+// Running is false: the cluster outlives tracelab, and nothing tracelab
+// starts on it (port-forwards) survives the run that started it, so the
+// scenario runner always calls Down, which stops only those.
+func (k *Kube) Running() bool { return false }
+
+func (k *Kube) run(ctx context.Context, args ...string) ([]byte, error) {
+	return k.kubectl.Output(ctx, append([]string{"--context", k.context, "-n", k.namespace}, args...)...)
+}
+
+// workload is what Up needs of a Deployment or StatefulSet.
+type workload struct {
+	kind, name string
+	env        map[string]string // of all its containers
+}
+
+// workloads lists the lab's Deployments and StatefulSets by name.
+func (k *Kube) workloads(ctx context.Context) (map[string]workload, error) {
+	out, err := k.run(ctx, "get", "deployments,statefulsets", "-o", "json")
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%v; is the %s cluster up? ('make %s-up', or KUBE_CONTEXT for another context)", err, k.name, k.name)
+	}
+	var list struct {
+		Items []struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec struct {
+				Template struct {
+					Spec struct {
+						Containers []struct {
+							Env []struct {
+								Name  string `json:"name"`
+								Value string `json:"value"`
+							} `json:"env"`
+						} `json:"containers"`
+					} `json:"spec"`
+				} `json:"template"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, fmt.Errorf("kubectl get deployments,statefulsets: unexpected output: %v", err)
+	}
+	m := map[string]workload{}
+	for _, it := range list.Items {
+		w := workload{kind: strings.ToLower(it.Kind), name: it.Metadata.Name, env: map[string]string{}}
+		// kubectl set env sets every container; a setting may be declared
+		// on any of them (toxiproxy's DB_LATENCY_MS is its configurer's).
+		for _, c := range it.Spec.Template.Spec.Containers {
+			for _, e := range c.Env {
+				if _, seen := w.env[e.Name]; !seen {
+					w.env[e.Name] = e.Value
+				}
+			}
+		}
+		m[w.name] = w
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("the lab is not deployed in namespace %s of context %s; run 'make %s-up'", k.namespace, k.context, k.name)
+	}
+	return m, nil
+}
+
+// Up applies each service's settings to its workload, one at a time in the
+// scenario's order, and waits for each rollout: a service may need the one
+// before it from its first request on. A workload whose settings are already
+// in place is not restarted.
+func (k *Kube) Up(ctx context.Context, services []string, settings Settings, variant string) error {
+	all, err := k.workloads(ctx)
+	if err != nil {
+		return err
+	}
+	for _, name := range append(append([]string{}, kubeInfra...), services...) {
+		w, ok := all[name]
+		if !ok {
+			return fmt.Errorf("%s has no Deployment or StatefulSet in namespace %s of context %s; is k8s/overlays/%s applied? ('make %s-up')", name, k.namespace, k.context, k.name, k.name)
+		}
+		changes := envChanges(w.env, settings[name], variant)
+		if len(changes) > 0 {
+			k.Progress("setting %s on %s/%s", strings.Join(changes, " "), w.kind, name)
+			if _, err := k.run(ctx, append([]string{"set", "env", w.kind + "/" + name}, changes...)...); err != nil {
+				return err
+			}
+			k.stopForward(name) // its pod is being replaced
+		}
+		if _, err := k.run(ctx, "rollout", "status", w.kind+"/"+name, "--timeout="+rolloutTimeout.String()); err != nil {
+			return fmt.Errorf("%s/%s did not become ready: %v; see kubectl --context %s -n %s describe %s/%s", w.kind, name, err, k.context, k.namespace, w.kind, name)
+		}
+	}
+	if k.portFwd {
+		return k.forward(ctx, "jaeger", k.ports["JAEGER_QUERY_PORT"])
+	}
+	return nil
+}
+
+// envChanges returns the kubectl set env arguments (KEY=value, KEY-) that
+// bring a workload's environment to a variant's settings, or none when it
+// already has them. LAB_VARIANT is set only where the workload declares it
+// (the services); PostgreSQL is not restarted for a label.
+func envChanges(current, want map[string]string, variant string) []string {
+	desired := map[string]string{}
+	for k, v := range want {
+		desired[k] = v
+	}
+	if _, ok := current[envVariant]; ok {
+		desired[envVariant] = variant
+	}
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if _, ok := current[envSettings]; ok || len(keys) > 0 {
+		desired[envSettings] = strings.Join(keys, ",")
+	}
+	var changes []string
+	for _, k := range sortedKeys(desired) {
+		if v, ok := current[k]; !ok || v != desired[k] {
+			changes = append(changes, k+"="+desired[k])
+		}
+	}
+	// What the previous variant set and this one does not goes back to the
+	// image's default, as on the local runtime, which rewrites the env file.
+	for _, k := range strings.Split(current[envSettings], ",") {
+		if _, keep := desired[k]; k != "" && !keep {
+			if _, present := current[k]; present {
+				changes = append(changes, k+"-")
+			}
+		}
+	}
+	return changes
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Endpoint is the service's base URL on 127.0.0.1 at the local runtime's
+// port: mapped by kind, or forwarded on EKS.
+func (k *Kube) Endpoint(service string) (string, error) {
+	port, ok := k.ports[strings.ToUpper(service)+"_PORT"]
+	if !ok {
+		return "", fmt.Errorf("no port for service %q in infra/local/ports.env", service)
+	}
+	if k.portFwd {
+		if err := k.forward(context.Background(), service, port); err != nil {
+			return "", err
+		}
+	}
+	return "http://127.0.0.1:" + port, nil
+}
+
+func (k *Kube) JaegerURL() string { return "http://127.0.0.1:" + k.ports["JAEGER_QUERY_PORT"] }
+
+func (k *Kube) forward(ctx context.Context, service, port string) error {
+	if _, ok := k.forwards[service]; ok {
+		return nil
+	}
+	k.Progress("port-forward 127.0.0.1:%s -> service/%s", port, service)
+	f, err := k.kubectl.Forward(ctx, "--context", k.context, "-n", k.namespace, "port-forward",
+		"--address", "127.0.0.1", "service/"+service, port+":"+port)
+	if err != nil {
+		return fmt.Errorf("port-forward to service/%s: %v", service, err)
+	}
+	k.forwards[service] = f
+	return nil
+}
+
+func (k *Kube) stopForward(service string) {
+	if f, ok := k.forwards[service]; ok {
+		f.Stop()
+		delete(k.forwards, service)
+	}
+}
+
+// Down stops the port-forwards this run started. The cluster and the lab
+// stay; make kind-down or make eks-down remove them.
+func (k *Kube) Down(ctx context.Context) error {
+	for _, s := range sortedForwardNames(k.forwards) {
+		k.stopForward(s)
+	}
+	return nil
+}
+
+func sortedForwardNames(m map[string]Forward) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// execKubectl runs the kubectl on the PATH.
+type execKubectl struct{}
+
+func (execKubectl) Output(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "kubectl", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return out, fmt.Errorf("kubectl %s: %s", kubectlVerb(args), firstLine(orErr(stderr.String(), err)))
+	}
+	return out, nil
+}
+
+// Forward starts kubectl port-forward and waits for its "Forwarding from"
+// line, which it prints once it listens.
+func (execKubectl) Forward(ctx context.Context, args ...string) (Forward, error) {
+	cmd := exec.Command("kubectl", args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "Forwarding from") {
+				ready <- nil
+				io.Copy(io.Discard, stdout) // keep reading, or kubectl blocks
+				return
+			}
+		}
+		ready <- errors.New("kubectl port-forward exited")
+	}()
+	stop := &execForward{cmd: cmd}
+	select {
+	case err := <-ready:
+		if err != nil {
+			stop.Stop()
+			return nil, fmt.Errorf("%v: %s", err, firstLine(stderr.String()))
+		}
+		return stop, nil
+	case <-time.After(30 * time.Second):
+		stop.Stop()
+		return nil, fmt.Errorf("kubectl port-forward did not listen within 30s: %s", firstLine(stderr.String()))
+	case <-ctx.Done():
+		stop.Stop()
+		return nil, ctx.Err()
+	}
+}
+
+type execForward struct{ cmd *exec.Cmd }
+
+func (f *execForward) Stop() {
+	if f.cmd.Process != nil {
+		f.cmd.Process.Kill()
+		f.cmd.Wait()
+	}
+}
+
+// kubectlVerb names a kubectl call by its command, without the context and
+// namespace flags.
+func kubectlVerb(args []string) string {
+	var words []string
+	for i := 0; i < len(args); i++ {
+		if strings.HasPrefix(args[i], "-") {
+			if !strings.Contains(args[i], "=") && i+1 < len(args) && (args[i] == "--context" || args[i] == "-n" || args[i] == "-o") {
+				i++
+			}
+			continue
+		}
+		words = append(words, args[i])
+		if len(words) == 2 {
+			break
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func orErr(s string, err error) string {
+	if strings.TrimSpace(s) != "" {
+		return s
+	}
+	return err.Error()
+}
