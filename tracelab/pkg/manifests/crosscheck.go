@@ -324,6 +324,13 @@ func (c *checker) scenarios() {
 var frameworkPrefixes = []string{"SPRING_", "SERVER_", "MANAGEMENT_", "QUARKUS_"}
 
 func (c *checker) settingKnown(svc, variable string) bool {
+	// LAB_CPUS pins a local process to CPUs (run-java-service.sh); on
+	// Kubernetes the container's CPU limit gives it the same budget, and the
+	// security policy already requires every container to have one.
+	if variable == "LAB_CPUS" {
+		local, _ := os.ReadFile(filepath.Join(c.root, "infra", "local", "run-java-service.sh"))
+		return bytes.Contains(local, []byte(variable))
+	}
 	src := filepath.Join(c.root, "services", svc, "src", "main")
 	if _, err := os.Stat(src); err == nil {
 		if slices.ContainsFunc(frameworkPrefixes, func(p string) bool { return strings.HasPrefix(variable, p) }) {
