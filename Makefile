@@ -92,6 +92,9 @@ bench: tools build ## benchmarks: analyzer spans/s, stack start and memory, AntP
 	$(TRACELAB) bench-stack
 	$(MVN) -pl gateway -am -Pjmh verify -DskipTests
 
+train: tools build ## a trace-reading round: random scenario and variant, report without the answer, your diagnosis graded (SEED=n replays)
+	$(TRACELAB) train $(if $(SEED),--seed $(SEED))
+
 clean: down ## stop the lab and remove its state and build output (the tool cache stays)
 	rm -rf $(STATE)
 	-$(MVN) clean

@@ -93,3 +93,15 @@ func TestHistogramsShareOneAxis(t *testing.T) {
 		t.Errorf("lost samples: %d", total)
 	}
 }
+
+func TestBlindReportHidesTheAnswer(t *testing.T) {
+	html := render(t, Options{Blind: true})
+	for _, leak := range []string{"nplus1", "n-plus-one", "baseline", `id="verdict"`, "wf-row finding", "the finding"} {
+		if strings.Contains(html, leak) {
+			t.Errorf("the blind report shows %q", leak)
+		}
+	}
+	if !strings.Contains(html, `class="crit"`) || !strings.Contains(html, "… 194 more GET") {
+		t.Error("the blind report lost the waterfall")
+	}
+}
