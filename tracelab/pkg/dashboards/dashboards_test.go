@@ -51,9 +51,20 @@ func TestDashboardsInTheTree(t *testing.T) {
 	if !have[""] {
 		t.Error("no overview dashboard")
 	}
+	guides, err := GuideQueries(root(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	guided := map[string]bool{}
+	for _, q := range guides {
+		guided[q.Scenario] = true
+	}
 	for _, s := range scenario.List(root(t)) {
 		if !have[s] {
 			t.Errorf("scenario %s has no dashboard (a dashboards/*.json tagged %q)", s, s)
+		}
+		if !guided[s] {
+			t.Errorf("scenarios/%s/README.md has no ```traceql block: its guide must say which TraceQL finds the pathology", s)
 		}
 	}
 }
