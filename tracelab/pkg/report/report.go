@@ -279,7 +279,14 @@ func highlighted(t *trace.Trace, f *detect.Finding) map[string]bool {
 	if f == nil {
 		return marked
 	}
-	if ids, ok := f.Evidence["highlight_span_ids"].([]any); ok {
+	// []string from a run in memory, []any once read back from result.json.
+	switch ids := f.Evidence["highlight_span_ids"].(type) {
+	case []string:
+		for _, id := range ids {
+			marked[id] = true
+		}
+		return marked
+	case []any:
 		for _, id := range ids {
 			if s, ok := id.(string); ok {
 				marked[s] = true
