@@ -56,7 +56,7 @@ func TestTrainGradesRightAndWrong(t *testing.T) {
 
 	r := trainRun(t, "n-plus-one\ncatalog\n", "--seed", strconv.FormatInt(seed, 10))
 	t.Log(r.stdout)
-	if r.code != 0 || !strings.Contains(r.stdout, "RIGHT: right: n-plus-one in catalog") {
+	if r.code != 0 || !strings.Contains(r.stdout, "RIGHT: it was n-plus-one in catalog") {
 		t.Fatalf("right answer: exit %d, stderr %s", r.code, r.stderr)
 	}
 	before, _, _ := strings.Cut(r.stdout, "Which pathology")

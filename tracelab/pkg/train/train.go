@@ -103,10 +103,10 @@ func Grade(t Truth, a Answer) (bool, string) {
 		return false, fmt.Sprintf("you said %s; it was %s in %s", got, t.Pathology, t.Service)
 	}
 	if t.Pathology == None {
-		return true, "right: this run had no pathology"
+		return true, "this run had no pathology (a fixed variant)"
 	}
 	if !strings.EqualFold(strings.TrimSpace(a.Service), t.Service) {
 		return false, fmt.Sprintf("right pathology (%s), wrong place: it was in %s, you said %q", got, t.Service, a.Service)
 	}
-	return true, fmt.Sprintf("right: %s in %s", t.Pathology, t.Service)
+	return true, fmt.Sprintf("it was %s in %s", t.Pathology, t.Service)
 }
