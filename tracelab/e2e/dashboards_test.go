@@ -74,6 +74,13 @@ func checkDashboards(t *testing.T, name string, res scenario.Result) {
 				t.Errorf("%s: no data over the run (%d series, all NaN or empty)\n  %s", q.Where, r.Series, expr)
 				continue
 			}
+			if min, ok := exposes[q.Where]; ok {
+				b, f := r.Max["baseline"], r.Max["fixed"]
+				t.Logf("%s: baseline %.2f, fixed %.2f", q.Where, b, f)
+				if f <= 0 || b/f < min {
+					t.Errorf("%s: baseline %.2f against fixed %.2f; the panel should show at least %.0fx between them", q.Where, b, f, min)
+				}
+			}
 			if q.Exemplar {
 				exemplarQueries++
 				ids, err := prom.ExemplarTraceIDs(ctx, expr, start, time.Now())
@@ -124,6 +131,15 @@ func checkDashboards(t *testing.T, name string, res scenario.Result) {
 			t.Logf("%s: %d of %d traces", q.Where, n, len(traces))
 		}
 	}
+}
+
+// exposes holds the panels whose whole point is the difference between a
+// baseline and its fix: the baseline's value over the run must be at least
+// this many times the fixed one's. Ratios of two rates over the same window,
+// so the shortness of a smoke run cancels out.
+var exposes = map[string]float64{
+	"nplus1.json: Downstream calls per request (A)":  20, // 201 against 2 with the smoke profile's 200 items
+	"chatty-db.json: Database spans per request (A)": 3,  // 7 against 1
 }
 
 // queryUntilData retries while the run's last samples may still be on

@@ -8,7 +8,9 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -23,6 +25,9 @@ type Prometheus struct {
 // many of their samples are numbers (a ratio over an empty rate is NaN).
 type RangeResult struct {
 	Series, FiniteSamples int
+	// Max is the largest number of each series, keyed by its labels' values
+	// joined with "/" in label-name order (e.g. "baseline").
+	Max map[string]float64
 }
 
 // QueryRange runs expr over [start, end] at step.
@@ -37,7 +42,8 @@ func (p *Prometheus) QueryRange(ctx context.Context, expr string, start, end tim
 		Error  string `json:"error"`
 		Data   struct {
 			Result []struct {
-				Values [][2]any `json:"values"`
+				Metric map[string]string `json:"metric"`
+				Values [][2]any          `json:"values"`
 			} `json:"result"`
 		} `json:"data"`
 	}
@@ -47,12 +53,25 @@ func (p *Prometheus) QueryRange(ctx context.Context, expr string, start, end tim
 	if body.Status != "success" {
 		return RangeResult{}, fmt.Errorf("prometheus: %s", body.Error)
 	}
-	r := RangeResult{Series: len(body.Data.Result)}
+	r := RangeResult{Series: len(body.Data.Result), Max: map[string]float64{}}
 	for _, s := range body.Data.Result {
+		names := make([]string, 0, len(s.Metric))
+		for k := range s.Metric {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		key := make([]string, len(names))
+		for i, k := range names {
+			key[i] = s.Metric[k]
+		}
 		for _, pt := range s.Values {
 			str, _ := pt[1].(string)
 			if f, err := strconv.ParseFloat(str, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
 				r.FiniteSamples++
+				k := strings.Join(key, "/")
+				if m, ok := r.Max[k]; !ok || f > m {
+					r.Max[k] = f
+				}
 			}
 		}
 	}
