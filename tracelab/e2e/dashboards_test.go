@@ -135,11 +135,14 @@ func checkDashboards(t *testing.T, name string, res scenario.Result) {
 
 // exposes holds the panels whose whole point is the difference between a
 // baseline and its fix: the baseline's value over the run must be at least
-// this many times the fixed one's. Ratios of two rates over the same window,
-// so the shortness of a smoke run cancels out.
+// this many times the fixed one's. They are ratios of two rates over the
+// same window, so the window's length cancels out; but rate() needs a
+// series to grow between two scrapes, so a variant whose few requests all
+// land in one collector flush has no rate at all. nplus1's smoke fixed
+// variant (3 requests of 0.1 s) is such a run, so only chatty-db's load
+// (10 s per variant) is long enough for this check.
 var exposes = map[string]float64{
-	"nplus1.json: Downstream calls per request (A)":  20, // 201 against 2 with the smoke profile's 200 items
-	"chatty-db.json: Database spans per request (A)": 3,  // 7 against 1
+	"chatty-db.json: Database spans per request (A)": 3, // 7 against 1
 }
 
 // queryUntilData retries while the run's last samples may still be on
