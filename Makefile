@@ -20,7 +20,7 @@ JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -nam
 # A recipe prefix: the services need a JDK >= 21, which may not be the default.
 MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f services/pom.xml
 
-.PHONY: help tools build up down status logs test test-go test-java test-static test-e2e bench clean
+.PHONY: help tools build up down status logs test test-go test-java test-static test-dashboards test-e2e bench train clean
 .PHONY: tools-k8s test-k8s images kind-load kind-up kind-down eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
@@ -61,12 +61,21 @@ logs: $(TRACELAB) ## follow the logs of every process (Ctrl-C to stop)
 scenario-%: tools build ## reproduce a pathology, analyze its traces, run the fix and judge it
 	$(TRACELAB) scenario run $* --profile $(PROFILE) --variant $(VARIANT) $(if $(KEEP),--keep)
 
-test: tools build test-static test-go test-java test-k8s test-e2e ## every test: static checks, unit tests, offline Kubernetes checks, end-to-end smoke runs
+test: tools build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, offline Kubernetes checks, end-to-end smoke runs
 
 test-static: tools $(TRACELAB)
 	@echo "==> static checks: k6 scripts and scenario files"
 	@source $(TOOLS); for s in loadtests/*.js; do "$$K6_BIN" inspect -e TARGET=http://127.0.0.1:1 "$$s" >/dev/null && echo "k6 inspect $$s: ok"; done
 	$(TRACELAB) scenario validate
+
+# Grafana and Tempo cannot run here: the dashboards are linted, their TraceQL
+# is parsed by Tempo's own parser, and the e2e smoke runs prove their queries
+# against real data (dashboards/README.md).
+test-dashboards: tools $(TRACELAB)
+	@echo "==> dashboards: structure, dashboard-linter, TraceQL (Tempo's parser)"
+	$(TRACELAB) dashboards check
+	@source $(TOOLS); for d in dashboards/*.json; do "$$DASHBOARD_LINTER_BIN" lint --strict -c dashboards/.lint "$$d" >/dev/null 2>$(STATE)/lint.out || { grep -v '^Checks' $(STATE)/lint.out; exit 1; }; echo "dashboard-linter $$d: ok"; done
+	$(TRACELAB) dashboards queries --lang traceql | (cd dashboards/traceqlcheck && GONOSUMDB=github.com/grafana GOFLAGS=-mod=mod go run .)
 
 test-go:
 	@echo "==> Go tests"
@@ -84,6 +93,9 @@ bench: tools build ## benchmarks: analyzer spans/s, stack start and memory, AntP
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x
 	$(TRACELAB) bench-stack
 	$(MVN) -pl gateway -am -Pjmh verify -DskipTests
+
+train: tools build ## a trace-reading round: random scenario and variant, report without the answer, your diagnosis graded (SEED=n replays)
+	$(TRACELAB) train $(if $(SEED),--seed $(SEED))
 
 clean: down ## stop the lab and remove its state and build output (the tool cache stays)
 	rm -rf $(STATE)

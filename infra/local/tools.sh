@@ -120,6 +120,12 @@ prometheus_bin() {
   command -v prometheus
 }
 
+chromium_bin() {
+  command -v chromium >/dev/null || apt_install "chromium=$CHROMIUM_DEB_VERSION"
+  say "chromium $(chromium --version 2>/dev/null | awk '{print $2}')"
+  command -v chromium
+}
+
 postgres_bindir() {
   local dir=/usr/lib/postgresql/$POSTGRESQL_MAJOR/bin
   [ -x "$dir/postgres" ] || apt_install "postgresql-$POSTGRESQL_MAJOR"
@@ -165,16 +171,18 @@ main() {
   local java_home
   java_home=$("$root/infra/local/find-jdk.sh")
   say "JDK $java_home"
-  local k6 jaeger pc col agent prom pg toxi
+  local k6 jaeger pc col agent prom pg toxi linter chrome
   k6=$(go_tool k6 go.k6.io/k6 "$K6_VERSION" go.k6.io/k6)
   pc=$(go_tool process-compose github.com/f1bonacc1/process-compose "$PROCESS_COMPOSE_VERSION" github.com/f1bonacc1/process-compose)
   col=$(otelcol)
   jaeger=$(go_tool jaeger github.com/jaegertracing/jaeger "$JAEGER_VERSION" github.com/jaegertracing/jaeger/cmd/jaeger \
     'github.com/Shopify/sarama => github.com/Shopify/sarama v1.33.0')
   toxi=$(go_tool toxiproxy github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION" github.com/Shopify/toxiproxy/v2/cmd/server)
+  linter=$(go_tool dashboard-linter github.com/grafana/dashboard-linter "$DASHBOARD_LINTER_VERSION" github.com/grafana/dashboard-linter)
   agent=$(javaagent)
   prom=$(prometheus_bin)
   pg=$(postgres_bindir)
+  chrome=$(chromium_bin)
   cat >"$state/tools.env.tmp" <<EOF
 # Written by infra/local/tools.sh; do not edit.
 TRACELAB_CACHE=$cache
@@ -187,12 +195,15 @@ TOXIPROXY_BIN=$toxi
 OTEL_JAVAAGENT_JAR=$agent
 PROMETHEUS_BIN=$prom
 PG_BIN_DIR=$pg
+DASHBOARD_LINTER_BIN=$linter
+CHROMIUM_BIN=$chrome
 EOF
   mv "$state/tools.env.tmp" "$state/tools.env"
   say "tools ready: $state/tools.env"
 }
 
-export GONOSUMDB=${GONOSUMDB:+$GONOSUMDB,}github.com/open-telemetry,go.opentelemetry.io
+# The checksum service does not know these modules' pseudo-versions.
+export GONOSUMDB=${GONOSUMDB:+$GONOSUMDB,}github.com/open-telemetry,go.opentelemetry.io,github.com/grafana
 export GOFLAGS=-mod=mod
 case "${1:-}" in
   k8s) k8s_tools ;;

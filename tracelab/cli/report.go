@@ -20,6 +20,7 @@ func runReport(args []string) int {
 	resultPath := fs.String("result", "", "a run's result.json (.state/results/<run>/result.json)")
 	out := fs.String("out", "", "where to write the HTML (default: report.html beside the result)")
 	noVerdict := fs.Bool("no-verdict", false, "leave out the checks and the verdict")
+	blind := fs.Bool("blind", false, "also hide the scenario, the variants and the findings (as tracelab train does)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -37,7 +38,7 @@ func runReport(args []string) int {
 	if *out == "" {
 		*out = filepath.Join(filepath.Dir(*resultPath), "report.html")
 	}
-	if err := report.WriteFile(*out, &res, report.Options{HideVerdict: *noVerdict}); err != nil {
+	if err := report.WriteFile(*out, &res, report.Options{HideVerdict: *noVerdict, Blind: *blind}); err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
 	fmt.Println(*out)

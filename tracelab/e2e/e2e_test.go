@@ -186,9 +186,17 @@ func TestInterruptLeavesNothingRunning(t *testing.T) {
 }
 
 // runSmoke runs a scenario's smoke profile and returns its result file.
+// While the run's stack is still up it proves the scenario's dashboards
+// against it (dashboards_test.go), and it checks the HTML report in
+// headless Chromium (report_test.go): no second stack start is needed.
 func runSmoke(t *testing.T, name string) scenario.Result {
 	t.Helper()
-	r := tracelab(t, nil, "scenario", "run", name, "--profile", "smoke")
+	r := tracelab(t, nil, "scenario", "run", name, "--profile", "smoke", "--keep")
+	defer func() {
+		if d := tracelab(t, nil, "down"); d.code != 0 {
+			t.Errorf("tracelab down exited %d: %s", d.code, d.stderr)
+		}
+	}()
 	t.Log(r.stdout)
 	if r.code != 0 {
 		t.Fatalf("scenario run %s exited %d: %s", name, r.code, r.stderr)
@@ -210,6 +218,8 @@ func runSmoke(t *testing.T, name string) scenario.Result {
 	if res.Verdict != "pass" {
 		t.Errorf("verdict %q", res.Verdict)
 	}
+	t.Run("dashboards", func(t *testing.T) { checkDashboards(t, name, res) })
+	t.Run("report-in-chromium", func(t *testing.T) { checkReportInChromium(t, filepath.Join(filepath.Dir(path), "report.html"), res) })
 	return res
 }
 

@@ -159,6 +159,13 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 		if a.exampleRequest != nil {
 			f.Evidence["example_parent_span_id"] = a.exampleRequest.SpanID
 		}
+		// The round trips are different statements, so no one operation
+		// names them: the report highlights the example's spans by id.
+		ids := make([]string, len(a.exampleCalls))
+		for i, c := range a.exampleCalls {
+			ids[i] = c.SpanID
+		}
+		f.Evidence["highlight_span_ids"] = ids
 		in := ""
 		if k.request != "" {
 			in = " per " + k.request

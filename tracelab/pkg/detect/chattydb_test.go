@@ -171,6 +171,11 @@ func TestOrdersBaselineFindsBoth(t *testing.T) {
 	if ids := ordersDetectors(rep.Findings); ids != "chatty-db,event-loop-blocking" {
 		t.Errorf("findings = %s, want chatty-db and event-loop-blocking", ids)
 	}
+	for _, f := range rep.Findings {
+		if ids, _ := f.Evidence["highlight_span_ids"].([]string); f.Detector == "chatty-db" && len(ids) != 7 {
+			t.Errorf("chatty-db highlights %d spans of its example, want the 7 round trips", len(ids))
+		}
+	}
 	// Calls: customers, the connection checkout, 7 statements.
 	if len(rep.Requests) != 1 || rep.Requests[0].DBCallsPerTrace != 7 || rep.Requests[0].CallsPerTrace != 9 {
 		t.Errorf("requests = %+v, want 7 database round trips of 9 calls per trace", rep.Requests)

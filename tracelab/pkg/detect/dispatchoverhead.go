@@ -163,6 +163,9 @@ func dispatchFinding(id, service string, samples []*dispatchSample, gaps []float
 			"handler_operations": len(handlers),
 			"example_trace_id":   example.tr.ID,
 			"example_gap_ms":     round(float64(example.gap)/1e6, 3),
+			// The gap is no span of its own: it is the server span's time
+			// before its handler, so the report highlights the server span.
+			"highlight_span_ids": []string{example.server.SpanID},
 		},
 	}
 	for k, v := range loadGrowth(samples) {

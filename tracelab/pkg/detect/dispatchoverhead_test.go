@@ -118,6 +118,9 @@ func TestDispatchOverheadAntPathUnderLoad(t *testing.T) {
 	if ev["example_trace_id"] == "" || !strings.Contains(f.Summary, "handler mapping") || !strings.Contains(f.Summary, "Against load") {
 		t.Errorf("example %v, summary %q", ev["example_trace_id"], f.Summary)
 	}
+	if ids, _ := ev["highlight_span_ids"].([]string); len(ids) != 1 {
+		t.Errorf("highlight_span_ids = %v, want the example's server span", ev["highlight_span_ids"])
+	}
 }
 
 // The fix at the same load: PathPattern matching takes a fraction of a

@@ -26,8 +26,12 @@ var pageTemplate string
 
 // Options shape the page.
 type Options struct {
-	// HideVerdict leaves out the checks and the verdict (for training).
+	// HideVerdict leaves out the checks and the verdict.
 	HideVerdict bool
+	// Blind is for training: it also hides the scenario, the variants'
+	// names and the findings (no text, no highlighted rows), so the page
+	// shows only what a trace shows.
+	Blind bool
 	// MaxRows caps a waterfall; the rest of the trace is summarized in one row.
 	MaxRows int
 }
@@ -50,7 +54,12 @@ func Write(w io.Writer, res *scenario.Result, opt Options) error {
 	if opt.MaxRows == 0 {
 		opt.MaxRows = 120
 	}
-	page := pageData{Result: res, HideVerdict: opt.HideVerdict}
+	page := pageData{Result: res, HideVerdict: opt.HideVerdict || opt.Blind, Blind: opt.Blind}
+	if opt.Blind {
+		anon := *res
+		anon.Scenario = "training round"
+		page.Result = &anon
+	}
 	var durations [][]float64
 	for _, v := range res.Variants {
 		traces, err := readTraces(v.TracesFile)
@@ -64,7 +73,14 @@ func Write(w io.Writer, res *scenario.Result, opt Options) error {
 		durations = append(durations, ds)
 		vp := variantPage{VariantResult: v, Findings: v.Analysis.Findings}
 		if t, f := representative(traces, v.Analysis.Findings); t != nil {
+			if opt.Blind {
+				f = nil
+			}
 			vp.Waterfall = waterfall(t, f, opt.MaxRows)
+		}
+		if opt.Blind {
+			vp.Variant = fmt.Sprintf("run %d", len(page.Variants)+1)
+			vp.Findings = nil
 		}
 		page.Variants = append(page.Variants, vp)
 	}
@@ -90,6 +106,7 @@ func Write(w io.Writer, res *scenario.Result, opt Options) error {
 type pageData struct {
 	Result      *scenario.Result
 	HideVerdict bool
+	Blind       bool
 	Variants    []variantPage
 }
 
@@ -262,7 +279,14 @@ func highlighted(t *trace.Trace, f *detect.Finding) map[string]bool {
 	if f == nil {
 		return marked
 	}
-	if ids, ok := f.Evidence["highlight_span_ids"].([]any); ok {
+	// []string from a run in memory, []any once read back from result.json.
+	switch ids := f.Evidence["highlight_span_ids"].(type) {
+	case []string:
+		for _, id := range ids {
+			marked[id] = true
+		}
+		return marked
+	case []any:
 		for _, id := range ids {
 			if s, ok := id.(string); ok {
 				marked[s] = true

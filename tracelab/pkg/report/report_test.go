@@ -93,3 +93,29 @@ func TestHistogramsShareOneAxis(t *testing.T) {
 		t.Errorf("lost samples: %d", total)
 	}
 }
+
+func TestBlindReportHidesTheAnswer(t *testing.T) {
+	html := render(t, Options{Blind: true})
+	for _, leak := range []string{"nplus1", "n-plus-one", "baseline", `id="verdict"`, "wf-row finding", "the finding"} {
+		if strings.Contains(html, leak) {
+			t.Errorf("the blind report shows %q", leak)
+		}
+	}
+	if !strings.Contains(html, `class="crit"`) || !strings.Contains(html, "… 194 more GET") {
+		t.Error("the blind report lost the waterfall")
+	}
+}
+
+// A finding can name its spans by id (chatty-db does: its round trips are
+// different statements); the ids arrive as []string from a run in memory
+// and as []any from a result.json read back.
+func TestHighlightBySpanIDs(t *testing.T) {
+	tr := trace.Group(analyze.LabTrace(analyze.LabOptions{Items: 3, Seed: 1}))[0]
+	a, b := tr.Spans[1].SpanID, tr.Spans[2].SpanID
+	for _, ids := range []any{[]string{a, b}, []any{a, b}} {
+		f := &detect.Finding{Operation: "not an operation", Evidence: map[string]any{"highlight_span_ids": ids}}
+		if m := highlighted(tr, f); len(m) != 2 || !m[a] || !m[b] {
+			t.Errorf("%T: marked %v, want %s and %s", ids, m, a, b)
+		}
+	}
+}
