@@ -2,25 +2,14 @@
 
 package e2e
 
-import (
-	"os"
-	"testing"
-)
+import "testing"
 
 // TestAntpathSmoke is the antpath scenario's smoke profile on the real stack:
-// at the same offered load, the AntPathMatcher gateway must show
-// dispatch-overhead and the PathPattern one must not, and the verdict
-// (including p50 at least 2x better) must pass.
-//
-// It only runs when TRACELAB_E2E_ANTPATH=1: the scenario saturates the CPU
-// with an open-model load, and on a 2-core machine the served rate swings
-// enough between runs that the p50 ratio sometimes collapses (0.9x in one
-// of three quiet runs). Until the load is calibrated at run time (issue 5),
-// it would make `make test` flaky.
+// at the same offered load (calibrated to what the AntPathMatcher gateway
+// serves flat out), the AntPathMatcher gateway must show dispatch-overhead
+// and the PathPattern one must not, and the verdict (including p50 at least
+// 2x better) must pass.
 func TestAntpathSmoke(t *testing.T) {
-	if os.Getenv("TRACELAB_E2E_ANTPATH") != "1" {
-		t.Skip("antpath's smoke profile is not yet stable on a 2-core machine; set TRACELAB_E2E_ANTPATH=1 to run it")
-	}
 	res := runSmoke(t, "antpath")
 	p50 := map[string]float64{}
 	for _, v := range res.Variants {
