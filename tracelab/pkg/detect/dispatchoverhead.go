@@ -30,19 +30,19 @@ const (
 	// The handler span holds the application's own work (argument binding,
 	// the method, writing the body), so this says how many times that work
 	// the framework spent finding it. Measured here on the antpath gateway
-	// (1,925 routes, a handler doing a hash and a small JSON body) in ten
-	// runs at 380-550 requests/s: PathPattern 3.7-6.3, AntPathMatcher 7.5-15.5
-	// and once 6.25 (5.9-6.3 on an earlier table of 1,445 routes). The upper
-	// ends came under heavy CPU contention from other work on the machine,
-	// which stretches the longer gap more than the short handler. Spring's own benchmark has PathPattern at 6-8x the
-	// throughput of AntPathMatcher
+	// (1,925 routes, a handler doing a hash and a small JSON body, the
+	// gateway on a CPU of its own, the load calibrated to 95% of what
+	// AntPathMatcher serves) in six runs: PathPattern 3.7-5.95,
+	// AntPathMatcher 10.7-15.5. Without the CPU of its own, under other work
+	// on the machine, the two ranges touched (PathPattern up to 6.3,
+	// AntPathMatcher down to 6.25): contention stretches the longer gap more
+	// than the short handler. 8 is about the geometric middle of the pinned
+	// ranges, a third of margin on each side. Spring's own benchmark has
+	// PathPattern at 6-8x the throughput of AntPathMatcher
 	// (spring.io/blog/2020/06/30/url-matching-with-pathpattern-in-spring-mvc);
-	// the lab's RouteMatchingBenchmark measures the lookup on this table.
-	// 6.5 sits between the two, and the margin is thin (a few percent) on
-	// both sides: a 3-4x difference in lookup cost becomes a 2x difference
-	// in the gap once the fixed cost of Tomcat, the filters and the agent is
-	// added to both.
-	DispatchMinGapToHandler = 6.5
+	// the gap gains less (2.5-3x here) because the fixed cost of Tomcat, the
+	// filters and the agent is in both variants' gaps.
+	DispatchMinGapToHandler = 8
 
 	// DispatchMinGapMs is a floor on the median gap: below a quarter of a
 	// millisecond there is nothing worth finding, whatever the ratios (the

@@ -144,6 +144,11 @@ func TestDispatchOverheadThresholds(t *testing.T) {
 		// Most of the request, but only 3x the handler's own work: the
 		// PathPattern gateway under heavy contention looks like this.
 		{"gap 3x the handler", gatewayOptions{requests: 50, interval: 10, handler: 1, dispatch: constant(3)}, false},
+		// The PathPattern gateway measured on a CPU of its own: a 0.38 ms gap,
+		// 6 times a 0.065 ms handler, and most of the request.
+		{"gap 6x the handler", gatewayOptions{requests: 50, interval: 10, handler: 0.065, dispatch: constant(0.38)}, false},
+		// The AntPathMatcher gateway in the same run: 0.98 ms, 15 times.
+		{"gap 15x the handler", gatewayOptions{requests: 50, interval: 10, handler: 0.065, dispatch: constant(0.98)}, true},
 		// A slow request whose handler dominates: the gap is long but small next to the work.
 		{"1.5 ms gap in a 20 ms request", gatewayOptions{requests: 50, interval: 30, handler: 20, dispatch: constant(1.5)}, false},
 		// Twenty times the handler, but 0.2 ms: nothing to gain.
@@ -164,7 +169,7 @@ func TestDispatchOverheadThresholds(t *testing.T) {
 // Requests spaced out so none overlaps: the load never varied, so the
 // finding says nothing about growth rather than inventing it.
 func TestDispatchOverheadWithoutLoadVariation(t *testing.T) {
-	fs := dispatch(gatewayLoad(gatewayOptions{requests: 40, interval: 20, handler: 0.4, dispatch: func(int) float64 { return 3 }}))
+	fs := dispatch(gatewayLoad(gatewayOptions{requests: 40, interval: 20, handler: 0.3, dispatch: func(int) float64 { return 3 }}))
 	if len(fs) != 1 {
 		t.Fatalf("want one finding, got %+v", fs)
 	}
