@@ -52,23 +52,31 @@ function random(seed) {
 // The bursty schedule as ramping-arrival-rate stages (rates per second):
 // base rate, a 20 ms ramp up, the spike, a 20 ms ramp down, and so on.
 export function burstStages(total, mean, factor, burstMs, gapMs, seed) {
-  const base = mean / (1 + ((factor - 1) * burstMs) / gapMs);
-  const peak = Math.round(base * factor);
+  // The shape first, in units of the base rate; then the base rate that
+  // gives the run its mean (k6 ramps linearly between stage targets).
   const next = random(seed);
-  const stages = [];
+  const shape = [];
   let left = total * 1000;
-  const push = (ms, target) => {
+  const push = (ms, level) => {
     const d = Math.min(ms, left);
-    if (d > 0) stages.push({ duration: `${Math.round(d)}ms`, target: Math.round(target) });
+    if (d > 0) shape.push({ ms: Math.round(d), level });
     left -= d;
   };
   while (left > 0) {
-    push(Math.max(200, -Math.log(1 - next()) * gapMs), base);
-    push(20, peak);
-    push(burstMs - 20, peak);
-    push(20, base);
+    push(Math.max(200, -Math.log(1 - next()) * gapMs), 1);
+    push(20, factor);
+    push(burstMs - 20, factor);
+    push(20, 1);
   }
-  return { base, peak, stages };
+  let area = 0;
+  let prev = 1;
+  for (const s of shape) {
+    area += ((prev + s.level) / 2) * s.ms;
+    prev = s.level;
+  }
+  const base = (mean * total * 1000) / area;
+  const stages = shape.map((s) => ({ duration: `${s.ms}ms`, target: Math.round(base * s.level) }));
+  return { base, peak: base * factor, stages };
 }
 
 function loadOptions() {

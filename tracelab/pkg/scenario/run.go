@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,11 @@ type VariantResult struct {
 	} `json:"window"`
 	Load       k6.Summary         `json:"load"`
 	Metrics    map[string]float64 `json:"metrics"`
+	// ClientMetrics are what metrics-reading detectors got from
+	// Prometheus for this variant's window (service -> name -> value).
+	ClientMetrics detect.Metrics `json:"client_metrics,omitempty"`
+	// Delivery is the end-to-end count, when the scenario has one.
+	Delivery *DeliveryCount `json:"delivery,omitempty"`
 	Analysis   analyze.Report     `json:"analysis"`
 	TracesFile string             `json:"traces_file"`
 }
@@ -133,15 +139,22 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 	defer logFile.Close()
 	script := filepath.Join(r.Root, s.Load.Script)
 	env := map[string]string{"TARGET": base}
-	for k, v := range p.Env {
+	loadEnv := s.LoadEnvFor(profile, variant)
+	for k, v := range loadEnv {
 		env[k] = v
+	}
+	var delivered int64
+	if d := s.Expectations.Delivery; d != nil {
+		if delivered, err = r.storedCount(ctx, d); err != nil {
+			return nil, err
+		}
 	}
 	// Warm-up runs the same script, so a POST gets its body and a JIT
 	// compiler its hot paths; its requests are not measured.
 	if p.Warmup > 0 {
 		r.Progress("[%s] warming up: %d request(s)", variant, p.Warmup)
 		warm := map[string]string{"TARGET": base, "VUS": "1", "ITERATIONS": strconv.Itoa(p.Warmup)}
-		for k, v := range p.Env {
+		for k, v := range loadEnv {
 			if _, shape := warm[k]; !shape && k != "RATE" && k != "DURATION" {
 				warm[k] = v
 			}
@@ -152,6 +165,9 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 		}
 		if sum.Failed > 0 {
 			return nil, fmt.Errorf("%.0f%% of the warm-up requests failed; see %s and .state/logs/%s.log", 100*sum.Failed, logFile.Name(), s.Entrypoint.Service)
+		}
+		if s.Expectations.Delivery != nil {
+			vr.Delivery = &DeliveryCount{Sent: int64(sum.Requests), Accepted: int64(sum.Requests)}
 		}
 	}
 
@@ -183,8 +199,25 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 	if err != nil {
 		return nil, err
 	}
-	vr.Analysis = analyze.Analyze(traces, detect.All())
+	detectors := detect.All()
+	if vr.ClientMetrics, err = r.clientMetrics(ctx, detectors, vr.Window.Start, vr.Window.End); err != nil {
+		return nil, err
+	}
+	vr.Analysis = analyze.Analyze(traces, detect.WithMetrics(detectors, vr.ClientMetrics))
 	vr.Metrics = metricsOf(sum, vr.Analysis)
+	if d := s.Expectations.Delivery; d != nil {
+		if vr.Delivery == nil {
+			vr.Delivery = &DeliveryCount{}
+		}
+		vr.Delivery.Sent += int64(sum.Requests)
+		vr.Delivery.Accepted += int64(math.Round(float64(sum.Requests) * (1 - sum.Failed)))
+		r.Progress("[%s] counting what %s stored (%d accepted)", variant, d.Service, vr.Delivery.Accepted)
+		if err := r.waitDelivered(ctx, d, delivered, vr.Delivery); err != nil {
+			return nil, err
+		}
+		vr.Metrics["events_accepted"] = float64(vr.Delivery.Accepted)
+		vr.Metrics["events_stored"] = float64(vr.Delivery.Stored)
+	}
 	return vr, nil
 }
 

@@ -42,6 +42,7 @@ class EventPublisher implements DisposableBean {
 
     static Map<String, Object> config(IngestSettings s) {
         Map<String, Object> c = new HashMap<>(s.profile().settings());
+        c.putAll(s.overrides());
         c.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, s.bootstrapServers());
         c.put(ProducerConfig.CLIENT_ID_CONFIG, "ingest-" + s.profile().label());
         c.put(ProducerConfig.ACKS_CONFIG, "all");
