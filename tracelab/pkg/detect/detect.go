@@ -122,7 +122,8 @@ type MetricsReader interface {
 	Detector
 	// MetricQueries returns PromQL per metric name; window is a PromQL
 	// duration such as "95s". Each query returns one series per service,
-	// labelled with the service's job.
+	// labelled with the service's exported_job (what the collector's
+	// Prometheus exporter makes of service.name).
 	MetricQueries(window string) map[string]string
 	// WithMetrics returns the detector reading m.
 	WithMetrics(m Metrics) Detector

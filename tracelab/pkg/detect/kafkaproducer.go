@@ -79,12 +79,12 @@ func (KafkaProducerContention) ID() string { return "kafka-producer-contention" 
 // (services/ingest/README.md lists them).
 func (KafkaProducerContention) MetricQueries(w string) map[string]string {
 	return map[string]string{
-		"records_per_request_avg":  fmt.Sprintf("avg by (job) (avg_over_time(kafka_producer_records_per_request_avg[%s]))", w),
-		"batch_size_avg_bytes":     fmt.Sprintf("avg by (job) (avg_over_time(kafka_producer_batch_size_avg[%s]))", w),
-		"record_queue_time_avg_ms": fmt.Sprintf("max by (job) (max_over_time(kafka_producer_record_queue_time_avg[%s]))", w),
-		"bufferpool_wait_seconds":  fmt.Sprintf("sum by (job) (increase(kafka_producer_bufferpool_wait_time_ns_total[%s])) / 1e9", w),
-		"waiting_threads_max":      fmt.Sprintf("max by (job) (max_over_time(kafka_producer_waiting_threads[%s]))", w),
-		"request_rate_avg":         fmt.Sprintf("avg by (job) (avg_over_time(kafka_producer_request_rate[%s]))", w),
+		"records_per_request_avg":  fmt.Sprintf("avg by (exported_job) (avg_over_time(kafka_producer_records_per_request_avg[%s]))", w),
+		"batch_size_avg_bytes":     fmt.Sprintf("avg by (exported_job) (avg_over_time(kafka_producer_batch_size_avg[%s]))", w),
+		"record_queue_time_avg_ms": fmt.Sprintf("max by (exported_job) (max_over_time(kafka_producer_record_queue_time_avg[%s]))", w),
+		"bufferpool_wait_seconds":  fmt.Sprintf("sum by (exported_job) (increase(kafka_producer_bufferpool_wait_time_ns_total[%s])) / 1e9", w),
+		"waiting_threads_max":      fmt.Sprintf("max by (exported_job) (max_over_time(kafka_producer_waiting_threads[%s]))", w),
+		"request_rate_avg":         fmt.Sprintf("avg by (exported_job) (avg_over_time(kafka_producer_request_rate[%s]))", w),
 	}
 }
 

@@ -132,7 +132,7 @@ func (r *Runner) clientMetrics(ctx context.Context, ds []detect.Detector, from, 
 	return out, nil
 }
 
-// promQuery runs an instant query and returns its value per job label;
+// promQuery runs an instant query and returns its value per service job;
 // NaN values (an average over no samples) are left out.
 func promQuery(ctx context.Context, base, q string, at time.Time) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -167,7 +167,13 @@ func promQuery(ctx context.Context, base, q string, at time.Time) (map[string]fl
 		if err != nil || v != v {
 			continue
 		}
-		out[r.Metric["job"]] = v
+		// Series the collector exports carry their service in exported_job
+		// (job is the scrape job).
+		job := r.Metric["exported_job"]
+		if job == "" {
+			job = r.Metric["job"]
+		}
+		out[job] = v
 	}
 	return out, nil
 }

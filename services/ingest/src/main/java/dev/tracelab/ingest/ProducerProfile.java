@@ -20,7 +20,7 @@ enum ProducerProfile {
 
     /**
      * Case study 001's pathology: batch and buffer too small for the rate.
-     * A batch holds at most batch.size bytes (about two of the load's events),
+     * A batch holds at most batch.size bytes (one of the load's ~330-byte events),
      * and linger.ms=0 sends it at once, so every round trip carries a couple of
      * records. One request in flight serializes those round trips. With
      * buffer.memory at a few batches, a burst fills the buffer and the request
@@ -29,9 +29,9 @@ enum ProducerProfile {
      * uniform rate below the round-trip capacity nothing of this shows.
      */
     SMALL_BATCHES(Map.of(
-            ProducerConfig.BATCH_SIZE_CONFIG, 1024,
+            ProducerConfig.BATCH_SIZE_CONFIG, 512,
             ProducerConfig.LINGER_MS_CONFIG, 0,
-            ProducerConfig.BUFFER_MEMORY_CONFIG, 8192,
+            ProducerConfig.BUFFER_MEMORY_CONFIG, 2048,
             ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1)),
 
     /**
