@@ -19,7 +19,7 @@ func init() {
 }
 
 const scenarioUsage = `usage:
-  tracelab scenario run NAME [--variant baseline|fixed|both|NAME] [--profile smoke|full] [--record] [--keep] [--runtime local]
+  tracelab scenario run NAME [--variant baseline|fixed|both|all|NAME] [--profile smoke|full] [--record] [--keep] [--runtime local]
   tracelab scenario list
   tracelab scenario validate [NAME...]`
 
