@@ -9,7 +9,7 @@ state=${LAB_STATE:-$root/.state}
 if [ -z "${PG_BIN_DIR:-}" ] && [ -f "$state/tools.env" ]; then . "$state/tools.env"; fi
 : "${PG_BIN_DIR:?PG_BIN_DIR is not set; run infra/local/tools.sh}"
 : "${POSTGRES_PORT:?POSTGRES_PORT is not set (infra/local/ports.env)}"
-databases=(orders)
+databases=(orders ledger)
 data=$state/data/postgres
 sockets=$state/run/postgres
 

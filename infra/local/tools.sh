@@ -92,6 +92,36 @@ javaagent() {
   printf '%s' "$out"
 }
 
+# The Kafka broker: its jars and their runtime dependencies, resolved by
+# Maven from a throwaway pom into one folder (the classpath of
+# infra/local/run-kafka.sh). No container and no tarball: Maven Central has
+# every part.
+kafka_libs() {
+  local out=$cache/kafka/$KAFKA_VERSION/libs
+  if [ -f "$out/log4j-slf4j-impl-$KAFKA_LOG4J_VERSION.jar" ]; then say "kafka $KAFKA_VERSION (cached)"; printf '%s' "$out"; return; fi
+  command -v mvn >/dev/null || die "Maven is required; install it: apt-get install -y maven"
+  say "fetching kafka $KAFKA_VERSION and its dependencies from Maven Central"
+  local dir; dir=$(mktemp -d)
+  cat >"$dir/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>tracelab.local</groupId><artifactId>kafka-dist</artifactId><version>1</version>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <!-- The broker logs through SLF4J 1.x here; without a binding it says nothing. -->
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>$KAFKA_LOG4J_VERSION</version></dependency>
+  </dependencies>
+</project>
+EOF
+  rm -rf "$out.tmp"
+  run_logged "$cache/logs/kafka-$KAFKA_VERSION.log" mvn -B -q -f "$dir/pom.xml" \
+    org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
+    -DincludeScope=runtime "-DoutputDirectory=$out.tmp"
+  rm -rf "$out"; mv "$out.tmp" "$out"; rm -rf "$dir"
+  printf '%s' "$out"
+}
+
 # Debian packages. Their maintainer scripts would start system services on
 # default ports; the lab runs its own instances, so starting is forbidden
 # while they install.
@@ -171,7 +201,7 @@ main() {
   local java_home
   java_home=$("$root/infra/local/find-jdk.sh")
   say "JDK $java_home"
-  local k6 jaeger pc col agent prom pg toxi linter chrome
+  local k6 jaeger pc col agent prom pg toxi linter chrome kafka
   k6=$(go_tool k6 go.k6.io/k6 "$K6_VERSION" go.k6.io/k6)
   pc=$(go_tool process-compose github.com/f1bonacc1/process-compose "$PROCESS_COMPOSE_VERSION" github.com/f1bonacc1/process-compose)
   col=$(otelcol)
@@ -180,6 +210,7 @@ main() {
   toxi=$(go_tool toxiproxy github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION" github.com/Shopify/toxiproxy/v2/cmd/server)
   linter=$(go_tool dashboard-linter github.com/grafana/dashboard-linter "$DASHBOARD_LINTER_VERSION" github.com/grafana/dashboard-linter)
   agent=$(javaagent)
+  kafka=$(kafka_libs)
   prom=$(prometheus_bin)
   pg=$(postgres_bindir)
   chrome=$(chromium_bin)
@@ -193,6 +224,7 @@ JAEGER_BIN=$jaeger
 PROCESS_COMPOSE_BIN=$pc
 TOXIPROXY_BIN=$toxi
 OTEL_JAVAAGENT_JAR=$agent
+KAFKA_LIBS=$kafka
 PROMETHEUS_BIN=$prom
 PG_BIN_DIR=$pg
 DASHBOARD_LINTER_BIN=$linter

@@ -19,7 +19,7 @@ func init() {
 }
 
 const scenarioUsage = `usage:
-  tracelab scenario run NAME [--variant baseline|fixed|both|NAME] [--profile smoke|full] [--record] [--keep] [--runtime local|kind|eks]
+  tracelab scenario run NAME [--variant baseline|fixed|both|all|NAME] [--profile smoke|full] [--record] [--keep] [--runtime local|kind|eks]
   tracelab scenario list
   tracelab scenario validate [NAME...]`
 
@@ -64,7 +64,7 @@ func runScenario(args []string) int {
 func runScenarioRun(root string, args []string) int {
 	name, rest := splitName(args)
 	fs := flag.NewFlagSet("scenario run", flag.ContinueOnError)
-	variant := fs.String("variant", "both", "baseline, fixed, both, all, or a variant's name")
+	variant := fs.String("variant", "both", "baseline, fixed, both (baseline and fixed, or the profile's own list), all, or a variant's name")
 	profile := fs.String("profile", "smoke", "load profile: smoke (CI) or full (the case's magnitude)")
 	record := fs.Bool("record", false, "write the measured numbers into the scenario's baseline.json")
 	keep := fs.Bool("keep", false, "leave the stack running afterwards (to browse the traces)")
@@ -85,7 +85,7 @@ func runScenarioRun(root string, args []string) int {
 	var variants []string
 	switch *variant {
 	case "both":
-		variants = []string{"baseline", "fixed"}
+		variants = s.DefaultVariants(*profile)
 	case "all":
 		variants = s.VariantNames()
 	default:

@@ -108,3 +108,36 @@ func Sort(fs []Finding) {
 		return a.Operation < b.Operation
 	})
 }
+
+// Metrics are numbers a detector reads from Prometheus rather than from
+// traces: service -> name -> value, over the window of a load run.
+type Metrics map[string]map[string]float64
+
+// MetricsReader is a detector that also weighs metrics. The scenario runner
+// evaluates its queries against Prometheus over the run's window and hands
+// the results back through WithMetrics; `tracelab analyze --file` has only
+// traces, so a MetricsReader must still work, on its span signal alone,
+// when it never gets any.
+type MetricsReader interface {
+	Detector
+	// MetricQueries returns PromQL per metric name; window is a PromQL
+	// duration such as "95s". Each query returns one series per service,
+	// labelled with the service's exported_job (what the collector's
+	// Prometheus exporter makes of service.name).
+	MetricQueries(window string) map[string]string
+	// WithMetrics returns the detector reading m.
+	WithMetrics(m Metrics) Detector
+}
+
+// WithMetrics returns ds with every MetricsReader given m.
+func WithMetrics(ds []Detector, m Metrics) []Detector {
+	out := make([]Detector, len(ds))
+	for i, d := range ds {
+		if mr, ok := d.(MetricsReader); ok && m != nil {
+			out[i] = mr.WithMetrics(m)
+		} else {
+			out[i] = d
+		}
+	}
+	return out
+}

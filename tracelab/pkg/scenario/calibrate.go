@@ -36,11 +36,12 @@ func (r *Runner) calibrate(ctx context.Context, s *Scenario, profile string, c *
 		return nil, err
 	}
 	defer logFile.Close()
-	if err := r.warmUp(ctx, s, p, "calibrate", base, dir, logFile); err != nil {
+	loadEnv := s.LoadEnvFor(profile, c.Variant)
+	if _, err := r.warmUp(ctx, s, p, loadEnv, "calibrate", base, dir, logFile); err != nil {
 		return nil, err
 	}
 	env := map[string]string{"TARGET": base}
-	for k, v := range p.Env {
+	for k, v := range loadEnv {
 		if k != "RATE" {
 			env[k] = v
 		}

@@ -23,12 +23,26 @@ func Judge(s *Scenario, profile string, measured []VariantResult, base *Baseline
 	byName := map[string]VariantResult{}
 	for _, v := range measured {
 		byName[v.Variant] = v
-		checks = append(checks, Check{
-			Name:   v.Variant + ": every request succeeded",
-			OK:     v.Load.Requests > 0 && v.Load.Failed == 0,
-			Detail: fmt.Sprintf("%d requests, %.1f%% failed", v.Load.Requests, 100*v.Load.Failed),
-		})
 		exp := s.Expectations.Variants[v.Variant]
+		if exp.MaxErrorRate == 0 {
+			checks = append(checks, Check{
+				Name:   v.Variant + ": every request succeeded",
+				OK:     v.Load.Requests > 0 && v.Load.Failed == 0,
+				Detail: fmt.Sprintf("%d requests, %.1f%% failed", v.Load.Requests, 100*v.Load.Failed),
+			})
+		} else {
+			checks = append(checks, Check{
+				Name:   fmt.Sprintf("%s: at most %g%% of requests failed", v.Variant, 100*exp.MaxErrorRate),
+				OK:     v.Load.Requests > 0 && v.Load.Failed <= exp.MaxErrorRate,
+				Detail: fmt.Sprintf("%d requests, %.1f%% failed", v.Load.Requests, 100*v.Load.Failed),
+			})
+		}
+		if o := s.Expectations.Objective; o != nil && exp.Objective != "" {
+			checks = append(checks, checkObjective(v, *o, exp.Objective))
+		}
+		if s.Expectations.Delivery != nil {
+			checks = append(checks, checkDelivery(v, s.Expectations.Delivery))
+		}
 		for _, want := range exp.Present {
 			checks = append(checks, checkPresent(v, want))
 		}
@@ -43,6 +57,42 @@ func Judge(s *Scenario, profile string, measured []VariantResult, base *Baseline
 		checks = append(checks, checkRatio(r, profile, byName, base))
 	}
 	return checks
+}
+
+// checkObjective judges the scenario's objective for one variant: a
+// baseline is expected to break it, a fix to meet it.
+func checkObjective(v VariantResult, o Objective, want string) Check {
+	got := v.Metrics[o.Metric]
+	met := got <= o.Max
+	c := Check{Name: fmt.Sprintf("%s: objective %s ≤ %g %s", v.Variant, o.Metric, o.Max, want)}
+	c.OK = met == (want == "met")
+	verdict := "met"
+	if !met {
+		verdict = "broken"
+	}
+	c.Detail = fmt.Sprintf("%s %.1f: %s", o.Metric, got, verdict)
+	return c
+}
+
+// checkDelivery fails a variant that lost an accepted event.
+func checkDelivery(v VariantResult, d *Delivery) Check {
+	c := Check{Name: fmt.Sprintf("%s: nothing lost (accepted ≤ stored by %s)", v.Variant, d.Service)}
+	if v.Delivery == nil {
+		c.Detail = "not counted"
+		return c
+	}
+	dc := v.Delivery
+	c.OK = dc.Accepted <= dc.Stored && dc.Stored <= dc.Sent
+	c.Detail = fmt.Sprintf("sent %d, accepted %d, stored %d", dc.Sent, dc.Accepted, dc.Stored)
+	switch {
+	case dc.Stored < dc.Accepted:
+		c.Detail += fmt.Sprintf(": %d accepted events lost", dc.Accepted-dc.Stored)
+	case dc.Stored > dc.Sent:
+		c.Detail += ": more stored than sent (duplicates, or another writer)"
+	case dc.Stored > dc.Accepted:
+		c.Detail += fmt.Sprintf(" (%d failed requests were delivered after their answer)", dc.Stored-dc.Accepted)
+	}
+	return c
 }
 
 func checkPresent(v VariantResult, want FindingExpectation) Check {

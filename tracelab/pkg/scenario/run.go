@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,10 +44,15 @@ type VariantResult struct {
 		Start time.Time `json:"start"`
 		End   time.Time `json:"end"`
 	} `json:"window"`
-	Load       k6.Summary         `json:"load"`
-	Metrics    map[string]float64 `json:"metrics"`
-	Analysis   analyze.Report     `json:"analysis"`
-	TracesFile string             `json:"traces_file"`
+	Load    k6.Summary         `json:"load"`
+	Metrics map[string]float64 `json:"metrics"`
+	// ClientMetrics are what metrics-reading detectors got from
+	// Prometheus for this variant's window (service -> name -> value).
+	ClientMetrics detect.Metrics `json:"client_metrics,omitempty"`
+	// Delivery is the end-to-end count, when the scenario has one.
+	Delivery   *DeliveryCount `json:"delivery,omitempty"`
+	Analysis   analyze.Report `json:"analysis"`
+	TracesFile string         `json:"traces_file"`
 }
 
 // Result is the full record of a run, written as JSON under .state/results.
@@ -79,17 +85,17 @@ func (r *Runner) Run(ctx context.Context, s *Scenario, opt Options) (*Result, er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	var loadEnv map[string]string
+	var calibrated map[string]string
 	if c := s.Load.Profiles[opt.Profile].Calibrate; c != nil {
 		cal, err := r.calibrate(ctx, s, opt.Profile, c, dir)
 		if err != nil {
 			return nil, fmt.Errorf("calibrating the load on %s: %w", c.Variant, err)
 		}
 		res.Calibrated = cal
-		loadEnv = map[string]string{"RATE": strconv.Itoa(cal.Rate)}
+		calibrated = map[string]string{"RATE": strconv.Itoa(cal.Rate)}
 	}
 	for _, v := range opt.Variants {
-		vr, err := r.runVariant(ctx, s, opt.Profile, v, dir, loadEnv)
+		vr, err := r.runVariant(ctx, s, opt.Profile, v, dir, calibrated)
 		if err != nil {
 			return nil, fmt.Errorf("variant %s: %w", v, err)
 		}
@@ -121,9 +127,9 @@ func (r *Runner) Run(ctx context.Context, s *Scenario, opt Options) (*Result, er
 	return res, nil
 }
 
-// runVariant measures one variant; loadEnv overrides the profile's k6
-// parameters (the calibrated RATE).
-func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, dir string, loadEnv map[string]string) (*VariantResult, error) {
+// runVariant measures one variant; calibrated overrides the k6 parameters
+// of the profile and the variant (the calibrated RATE).
+func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, dir string, calibrated map[string]string) (*VariantResult, error) {
 	p := s.Load.Profiles[profile]
 	vr := &VariantResult{Variant: variant, Settings: s.SettingsFor(profile, variant)}
 	r.Progress("[%s] bringing up %v with the %s settings", variant, s.Services, variant)
@@ -145,14 +151,25 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 	defer logFile.Close()
 	script := filepath.Join(r.Root, s.Load.Script)
 	env := map[string]string{"TARGET": base}
-	for k, v := range p.Env {
-		env[k] = v
-	}
+	loadEnv := s.LoadEnvFor(profile, variant)
 	for k, v := range loadEnv {
 		env[k] = v
 	}
-	if err := r.warmUp(ctx, s, p, variant, base, dir, logFile); err != nil {
+	for k, v := range calibrated {
+		env[k] = v
+	}
+	var delivered int64
+	if d := s.Expectations.Delivery; d != nil {
+		if delivered, err = r.storedCount(ctx, d); err != nil {
+			return nil, err
+		}
+	}
+	warm, err := r.warmUp(ctx, s, p, loadEnv, variant, base, dir, logFile)
+	if err != nil {
 		return nil, err
+	}
+	if warm != nil && s.Expectations.Delivery != nil {
+		vr.Delivery = &DeliveryCount{Sent: int64(warm.Requests), Accepted: int64(warm.Requests)}
 	}
 
 	r.Progress("[%s] running k6 %s (%s profile)", variant, s.Load.Script, profile)
@@ -183,32 +200,51 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 	if err != nil {
 		return nil, err
 	}
-	vr.Analysis = analyze.Analyze(traces, detect.All())
+	detectors := detect.All()
+	if vr.ClientMetrics, err = r.clientMetrics(ctx, detectors, vr.Window.Start, vr.Window.End); err != nil {
+		return nil, err
+	}
+	vr.Analysis = analyze.Analyze(traces, detect.WithMetrics(detectors, vr.ClientMetrics))
 	vr.Metrics = metricsOf(sum, vr.Analysis)
+	if d := s.Expectations.Delivery; d != nil {
+		if vr.Delivery == nil {
+			vr.Delivery = &DeliveryCount{}
+		}
+		vr.Delivery.Sent += int64(sum.Requests)
+		vr.Delivery.Accepted += int64(math.Round(float64(sum.Requests) * (1 - sum.Failed)))
+		r.Progress("[%s] counting what %s stored (%d accepted)", variant, d.Service, vr.Delivery.Accepted)
+		if err := r.waitDelivered(ctx, d, delivered, vr.Delivery); err != nil {
+			return nil, err
+		}
+		vr.Metrics["events_accepted"] = float64(vr.Delivery.Accepted)
+		vr.Metrics["events_stored"] = float64(vr.Delivery.Stored)
+	}
 	return vr, nil
 }
 
-// warmUp runs the same script as the measurement, so a POST gets its body
-// and a JIT compiler its hot paths; its requests are not measured.
-func (r *Runner) warmUp(ctx context.Context, s *Scenario, p Profile, variant, base, dir string, logFile *os.File) error {
+// warmUp runs the same script as the measurement, with the same non-shape
+// parameters (loadEnv), so a POST gets its body and a JIT compiler its hot
+// paths; its requests are not measured. It returns nil when the profile has
+// no warm-up.
+func (r *Runner) warmUp(ctx context.Context, s *Scenario, p Profile, loadEnv map[string]string, variant, base, dir string, logFile *os.File) (*k6.Summary, error) {
 	if p.Warmup == 0 {
-		return nil
+		return nil, nil
 	}
 	r.Progress("[%s] warming up: %d request(s)", variant, p.Warmup)
 	warm := map[string]string{"TARGET": base, "VUS": "1", "ITERATIONS": strconv.Itoa(p.Warmup)}
-	for k, v := range p.Env {
+	for k, v := range loadEnv {
 		if _, shape := warm[k]; !shape && k != "RATE" && k != "DURATION" {
 			warm[k] = v
 		}
 	}
 	sum, err := k6.Run(ctx, r.K6Bin, filepath.Join(r.Root, s.Load.Script), warm, filepath.Join(dir, variant+"-warmup-summary.json"), logFile, r.progressFor(variant))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if sum.Failed > 0 {
-		return fmt.Errorf("%.0f%% of the warm-up requests failed; see %s and .state/logs/%s.log", 100*sum.Failed, logFile.Name(), s.Entrypoint.Service)
+		return nil, fmt.Errorf("%.0f%% of the warm-up requests failed; see %s and .state/logs/%s.log", 100*sum.Failed, logFile.Name(), s.Entrypoint.Service)
 	}
-	return nil
+	return sum, nil
 }
 
 func (r *Runner) progressFor(variant string) func(string, ...any) {

@@ -53,10 +53,13 @@ type LoadSpec struct {
 }
 
 type Profile struct {
-	Warmup    int               `json:"warmup"`
-	Env       map[string]string `json:"env"`
-	Settings  Settings          `json:"settings"`
-	Calibrate *Calibration      `json:"calibrate,omitempty"`
+	Warmup   int               `json:"warmup"`
+	Env      map[string]string `json:"env"`
+	Settings Settings          `json:"settings"`
+	// Variants is what `--variant both` (the default) runs with this
+	// profile; empty means baseline and fixed.
+	Variants  []string     `json:"variants"`
+	Calibrate *Calibration `json:"calibrate,omitempty"`
 }
 
 // Calibration sizes an open-model load to the machine at run time: a
@@ -73,17 +76,45 @@ type Calibration struct {
 type Variant struct {
 	Description string   `json:"description"`
 	Settings    Settings `json:"settings"`
+	// Load overrides k6 parameters of every profile for this variant: the
+	// load's shape (SHAPE: bursty) or a multiple of its rate, while the
+	// profile keeps deciding the size.
+	Load *VariantLoad `json:"load"`
+}
+
+type VariantLoad struct {
+	Env map[string]string `json:"env"`
 }
 
 type Expectations struct {
 	Variants           map[string]VariantExpectation `json:"variants"`
 	StructureTolerance float64                       `json:"structure_tolerance"`
 	Ratios             []Ratio                       `json:"ratios"`
+	Objective          *Objective                    `json:"objective"`
+	Delivery           *Delivery                     `json:"delivery"`
+}
+
+// Objective is the scenario's service-level objective: metric <= Max.
+// A variant expectation says whether a variant must meet or break it.
+type Objective struct {
+	Metric string  `json:"metric"`
+	Max    float64 `json:"max"`
+}
+
+// Delivery names where the events the entrypoint accepted are counted at
+// the end of the pipeline: GET Path on Service answers JSON whose Field is
+// the count. Every variant is then checked for loss.
+type Delivery struct {
+	Service string `json:"service"`
+	Path    string `json:"path"`
+	Field   string `json:"field"`
 }
 
 type VariantExpectation struct {
-	Present []FindingExpectation `json:"present"`
-	Absent  []string             `json:"absent"`
+	Present      []FindingExpectation `json:"present"`
+	Absent       []string             `json:"absent"`
+	Objective    string               `json:"objective"`      // "met", "broken" or "" (not judged)
+	MaxErrorRate float64              `json:"max_error_rate"` // failed requests allowed, 0..1; default 0
 }
 
 type FindingExpectation struct {
@@ -199,10 +230,23 @@ func (s *Scenario) checkReferences() error {
 			return err
 		}
 	}
-	for name := range s.Expectations.Variants {
+	for name, p := range s.Load.Profiles {
+		for i, v := range p.Variants {
+			if _, ok := s.Variants[v]; !ok {
+				return fmt.Errorf("field load.profiles.%s.variants[%d]: no such variant %q", name, i, v)
+			}
+		}
+	}
+	for name, e := range s.Expectations.Variants {
 		if _, ok := s.Variants[name]; !ok {
 			return fmt.Errorf("field expectations.variants.%s: no such variant", name)
 		}
+		if e.Objective != "" && s.Expectations.Objective == nil {
+			return fmt.Errorf("field expectations.variants.%s.objective: expectations.objective is not set", name)
+		}
+	}
+	if d := s.Expectations.Delivery; d != nil && !known[d.Service] {
+		return fmt.Errorf("field expectations.delivery.service: %q is not in services", d.Service)
 	}
 	for i, r := range s.Expectations.Ratios {
 		for _, v := range []string{r.Numerator, r.Denominator} {
@@ -225,6 +269,29 @@ func (s *Scenario) VariantNames() []string {
 	}
 	sort.Strings(rest)
 	return append(names, rest...)
+}
+
+// DefaultVariants is what `--variant both` runs with a profile.
+func (s *Scenario) DefaultVariants(profile string) []string {
+	if vs := s.Load.Profiles[profile].Variants; len(vs) > 0 {
+		return vs
+	}
+	return []string{"baseline", "fixed"}
+}
+
+// LoadEnvFor is the k6 parameters of a variant in a profile: the
+// profile's, with the variant's load overrides on top.
+func (s *Scenario) LoadEnvFor(profile, variant string) map[string]string {
+	out := map[string]string{}
+	for k, v := range s.Load.Profiles[profile].Env {
+		out[k] = v
+	}
+	if l := s.Variants[variant].Load; l != nil {
+		for k, v := range l.Env {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // SettingsFor merges the profile's settings under the variant's: a variant

@@ -1,0 +1,74 @@
+package dev.tracelab.ingest;
+
+import java.util.Map;
+
+import org.apache.kafka.clients.producer.ProducerConfig;
+
+/**
+ * The two producer configurations the kafka-batching scenario compares
+ * (INGEST_PRODUCER_PROFILE). Both are durable: acks=all and idempotence, so an
+ * acknowledged event is on the broker once, whatever the profile.
+ *
+ * <p>How the producer spends its time: send() appends the record to a batch of
+ * its partition (RecordAccumulator; one lock per partition's queue, and a
+ * buffer pool with one lock for memory); one sender thread drains batches into
+ * produce requests, at most max.in.flight.requests.per.connection unanswered
+ * per broker and one batch per partition per request. Every request thread
+ * then waits for its batch's acknowledgement.
+ */
+enum ProducerProfile {
+
+    /**
+     * Case study 001's pathology: batch and buffer too small for the rate.
+     * A batch holds at most batch.size bytes (one of the load's ~330-byte events),
+     * and linger.ms=0 sends it at once, so every round trip carries a couple of
+     * records. One request in flight serializes those round trips. With
+     * buffer.memory at a few batches, a burst fills the buffer and the request
+     * threads queue in the buffer pool (its waiting-threads metric) behind the
+     * sender, instead of failing: max.block.ms is the publish timeout. At a
+     * uniform rate below the round-trip capacity nothing of this shows.
+     */
+    SMALL_BATCHES(Map.of(
+            ProducerConfig.BATCH_SIZE_CONFIG, 512,
+            ProducerConfig.LINGER_MS_CONFIG, 0,
+            ProducerConfig.BUFFER_MEMORY_CONFIG, 2048,
+            ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1)),
+
+    /**
+     * The fix: batches large enough for a burst (64 KiB, a few hundred
+     * events), a short linger so concurrent sends share a batch, a buffer that
+     * never runs out at these rates, and the idempotent producer's maximum of
+     * five requests in flight.
+     */
+    TUNED(Map.of(
+            ProducerConfig.BATCH_SIZE_CONFIG, 65536,
+            ProducerConfig.LINGER_MS_CONFIG, 5,
+            ProducerConfig.BUFFER_MEMORY_CONFIG, 33554432,
+            ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5));
+
+    private final Map<String, Object> settings;
+
+    ProducerProfile(Map<String, Object> settings) {
+        this.settings = settings;
+    }
+
+    /** The profile's settings; the durability settings are the same for both. */
+    Map<String, Object> settings() {
+        return settings;
+    }
+
+    /** small-batches or tuned, as INGEST_PRODUCER_PROFILE spells it. */
+    String label() {
+        return name().toLowerCase().replace('_', '-');
+    }
+
+    static ProducerProfile parse(String raw) {
+        for (ProducerProfile p : values()) {
+            if (p.label().equals(raw)) {
+                return p;
+            }
+        }
+        throw new IllegalArgumentException(
+                "INGEST_PRODUCER_PROFILE must be small-batches or tuned, got '%s'".formatted(raw));
+    }
+}
