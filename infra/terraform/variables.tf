@@ -47,7 +47,7 @@ variable "node_count" {
 variable "services" {
   description = "The lab's services: one ECR repository each (tracelab/<service>). Must list every folder of services/ with a pom.xml (checked by make test-k8s)."
   type        = list(string)
-  default     = ["pricing", "catalog", "customers", "gateway", "orders"]
+  default     = ["pricing", "catalog", "customers", "gateway", "orders", "ingest", "ledger"]
 }
 
 variable "tags" {
