@@ -92,27 +92,14 @@ func runScenarioRun(root string, args []string) int {
 		variants = []string{*variant}
 	}
 
-	rt, err := openRuntime(root, *rtName)
+	ses, err := startSession(root, *rtName, *keep)
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
-	k6Bin, err := toolPath(root, "K6_BIN")
-	if err != nil {
-		return fail(exitRuntime, "%v", err)
-	}
-	wasRunning := rt.Running()
-	ctx, stop := interruptible()
-	defer stop()
-	// Whatever happens, a stack this run started does not outlive it
-	// unless asked to.
-	defer func() {
-		if !wasRunning && !*keep {
-			rt.Down(context.Background())
-		}
-	}()
+	defer ses.end()
 
-	runner := &scenario.Runner{Root: root, Runtime: rt, K6Bin: k6Bin, Progress: progress}
-	res, err := runner.Run(ctx, s, scenario.Options{Profile: *profile, Variants: variants, Record: *record})
+	runner := &scenario.Runner{Root: root, Runtime: ses.rt, K6Bin: ses.k6Bin, Progress: progress}
+	res, err := runner.Run(ses.ctx, s, scenario.Options{Profile: *profile, Variants: variants, Record: *record})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return fail(130, "interrupted; stopping what the run started")
@@ -129,8 +116,8 @@ func runScenarioRun(root string, args []string) int {
 	if *record {
 		fmt.Printf("recorded: %s/baseline.json (profile %s)\n", s.Dir, *profile)
 	}
-	if wasRunning || *keep {
-		fmt.Printf("Jaeger: %s (the stack is still running; 'make down' stops it)\n", rt.JaegerURL())
+	if ses.wasRunning || *keep {
+		fmt.Printf("Jaeger: %s (the stack is still running; 'make down' stops it)\n", ses.rt.JaegerURL())
 	}
 	if res.Verdict != "pass" {
 		return exitFail
@@ -139,6 +126,40 @@ func runScenarioRun(root string, args []string) int {
 }
 
 // toolPath reads one tool's path from .state/tools.env.
+// session is what one run of scenarios needs: the runtime, k6, and a
+// context that Ctrl-C cancels.
+type session struct {
+	rt         runtime.Runtime
+	k6Bin      string
+	ctx        context.Context
+	wasRunning bool // the stack was up before this run
+	end        func()
+}
+
+// startSession opens the runtime and finds k6. Its end stops, whatever
+// happened, the stack this run started (unless keep), and only then the
+// interrupt handling, so a second Ctrl-C cannot cut the teardown short.
+func startSession(root, rtName string, keep bool) (*session, error) {
+	rt, err := openRuntime(root, rtName)
+	if err != nil {
+		return nil, err
+	}
+	k6Bin, err := toolPath(root, "K6_BIN")
+	if err != nil {
+		return nil, err
+	}
+	ses := &session{rt: rt, k6Bin: k6Bin, wasRunning: rt.Running()}
+	ctx, stop := interruptible()
+	ses.ctx = ctx
+	ses.end = func() {
+		if !ses.wasRunning && !keep {
+			rt.Down(context.Background())
+		}
+		stop()
+	}
+	return ses, nil
+}
+
 func toolPath(root, key string) (string, error) {
 	tools, err := runtime.ReadEnvFile(filepath.Join(root, ".state", "tools.env"))
 	if err != nil {

@@ -84,29 +84,18 @@ func runTrain(args []string) int {
 	}
 	r.Truth = train.TruthOf(s, r.Picked.Variant)
 
-	rt, err := openRuntime(root, "")
+	ses, err := startSession(root, "", *keep)
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
-	k6Bin, err := toolPath(root, "K6_BIN")
-	if err != nil {
-		return fail(exitRuntime, "%v", err)
-	}
-	wasRunning := rt.Running()
-	ctx, stop := interruptible()
-	defer stop()
-	defer func() {
-		if !wasRunning && !*keep {
-			rt.Down(context.Background())
-		}
-	}()
+	defer ses.end()
 	fmt.Printf("Training round (seed %d: 'tracelab train --seed %d' replays it).\n", *seed, *seed)
 	fmt.Println("A scenario and a variant were picked at random; running them now (progress on stderr).")
 	// Progress lines would name the scenario and the variant.
 	hide := strings.NewReplacer(r.Picked.Scenario, "…", r.Picked.Variant, "run")
 	quiet := func(format string, a ...any) { progress("%s", hide.Replace(fmt.Sprintf(format, a...))) }
-	runner := &scenario.Runner{Root: root, Runtime: rt, K6Bin: k6Bin, Progress: quiet}
-	res, err := runner.Run(ctx, s, scenario.Options{Profile: *profile, Variants: []string{r.Picked.Variant}})
+	runner := &scenario.Runner{Root: root, Runtime: ses.rt, K6Bin: ses.k6Bin, Progress: quiet}
+	res, err := runner.Run(ses.ctx, s, scenario.Options{Profile: *profile, Variants: []string{r.Picked.Variant}})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return fail(130, "interrupted; stopping what the round started")
@@ -131,7 +120,7 @@ func runTrain(args []string) int {
 
 	fmt.Printf("\nOpen the report (it does not say what it found): %s\n", blind)
 	if id := exampleTrace(res); id != "" {
-		fmt.Printf("Jaeger, while this round waits for your answer: %s/api/traces/%s (the query API; the UI is a placeholder when built from source)\n", rt.JaegerURL(), id)
+		fmt.Printf("Jaeger, while this round waits for your answer: %s/api/traces/%s (the query API; the UI is a placeholder when built from source)\n", ses.rt.JaegerURL(), id)
 	}
 	fmt.Println("Grafana: in the Kubernetes runtimes only (dashboards/); the local runtime has no Grafana.")
 	fmt.Println("The run's result under .state/results holds the answer: do not peek.")
