@@ -49,9 +49,17 @@ type run struct {
 
 func tracelab(t *testing.T, env []string, args ...string) run {
 	t.Helper()
+	return tracelabWithInput(t, "", env, args...)
+}
+
+// tracelabWithInput runs tracelab with stdin as its standard input, for
+// the commands that ask questions (train).
+func tracelabWithInput(t *testing.T, stdin string, env []string, args ...string) run {
+	t.Helper()
 	cmd := exec.Command(bin(t), args...)
 	cmd.Dir = root(t)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

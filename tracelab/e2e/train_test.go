@@ -5,9 +5,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,20 +17,7 @@ import (
 // trainRun runs `tracelab train ARGS` with the given answers on stdin.
 func trainRun(t *testing.T, answers string, args ...string) run {
 	t.Helper()
-	cmd := exec.Command(bin(t), append([]string{"train"}, args...)...)
-	cmd.Dir = root(t)
-	cmd.Stdin = strings.NewReader(answers)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := run{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return tracelabWithInput(t, answers, nil, append([]string{"train"}, args...)...)
 }
 
 // TestTrainGradesRightAndWrong plays one full round with scripted answers:
