@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -197,7 +198,10 @@ func TestInterruptLeavesNothingRunning(t *testing.T) {
 // While the run's stack is still up it proves the scenario's dashboards
 // against it (dashboards_test.go), and it checks the HTML report in
 // headless Chromium (report_test.go): no second stack start is needed.
-func runSmoke(t *testing.T, name string) scenario.Result {
+// Every check of the verdict must hold, except those whose name contains
+// one of loadBound: checks that depend on how loaded the machine is are
+// logged instead (the scenario's README says why).
+func runSmoke(t *testing.T, name string, loadBound ...string) scenario.Result {
 	t.Helper()
 	r := tracelab(t, nil, "scenario", "run", name, "--profile", "smoke", "--keep")
 	defer func() {
@@ -206,7 +210,8 @@ func runSmoke(t *testing.T, name string) scenario.Result {
 		}
 	}()
 	t.Log(r.stdout)
-	if r.code != 0 {
+	// Exit 1 is a verdict that failed; the checks are judged below.
+	if r.code != 0 && r.code != 1 {
 		t.Fatalf("scenario run %s exited %d: %s", name, r.code, r.stderr)
 	}
 	var path string
@@ -223,7 +228,16 @@ func runSmoke(t *testing.T, name string) scenario.Result {
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Verdict != "pass" {
+	for _, c := range res.Checks {
+		switch {
+		case c.OK:
+		case slices.ContainsFunc(loadBound, func(s string) bool { return strings.Contains(c.Name, s) }):
+			t.Logf("not held, and depends on the machine's load: %s — %s", c.Name, c.Detail)
+		default:
+			t.Errorf("check failed: %s — %s", c.Name, c.Detail)
+		}
+	}
+	if r.code != 0 && len(loadBound) == 0 {
 		t.Errorf("verdict %q", res.Verdict)
 	}
 	t.Run("dashboards", func(t *testing.T) { checkDashboards(t, name, res) })
