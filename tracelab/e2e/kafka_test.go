@@ -17,8 +17,8 @@ import (
 
 // TestKafkaBatchingSmoke is the scenario's smoke profile on the real
 // stack: the bursty baseline is flagged (and, under load, breaks the
-// objective), the
-// tuned producer is not, and ledger stored every accepted event.
+// objective), the tuned producer is not, and ledger stored every accepted
+// event.
 func TestKafkaBatchingSmoke(t *testing.T) {
 	// The latency objective and the p95 ratio hold under moderate load but
 	// not on an idle machine, where the small-batch producer's round trips
