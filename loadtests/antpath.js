@@ -23,9 +23,9 @@ export function setup() {
 // One k6 tag per operation (version and resource replaced by placeholders),
 // not per route: 1,925 distinct names would bury the summary.
 function nameOf(route) {
-  const m = route.pattern.match(/^\/api\/v\d+\/tenants\/\{tenant\}\/projects\/\{project\}\/[a-z-]+(.*)$/);
+  const m = route.pattern.match(/^\/api\/tenants\/\{tenant\}\/v\d+\/regions\/\{region\}\/projects\/\{project\}\/[a-z-]+(.*)$/);
   if (!m) return `${route.method} ${route.pattern}`;
-  return `${route.method} /api/v{n}/tenants/{tenant}/projects/{project}/{resource}${m[1].replace(/:[^}]*\}/g, '}')}`;
+  return `${route.method} /api/tenants/{tenant}/v{n}/regions/{region}/projects/{project}/{resource}${m[1].replace(/:[^}]*\}/g, '}')}`;
 }
 
 export default function (routes) {
