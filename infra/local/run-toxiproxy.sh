@@ -24,9 +24,9 @@ milliseconds() { # name value
 db_latency=${DB_LATENCY_MS:-2}
 milliseconds DB_LATENCY_MS "$db_latency"
 # 20 ms: what kafka-batching sets, so `make up` with ingest behaves like the
-# scenario. It makes the small-batch producer's capacity (one event per round
-# trip, one in flight) about 1000 / 20 events/s whatever the CPU does; see
-# scenarios/kafka-batching/README.md.
+# scenario. The small-batch producer's capacity (one event per round trip,
+# one in flight) is then about 1000 / (20 + the CPU's few ms) events/s, and
+# the machine's load moves it little; see scenarios/kafka-batching/README.md.
 kafka_latency=${KAFKA_LATENCY_MS:-20}
 milliseconds KAFKA_LATENCY_MS "$kafka_latency"
 
