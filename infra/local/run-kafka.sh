@@ -11,6 +11,8 @@ if [ -z "${KAFKA_LIBS:-}" ] && [ -f "$state/tools.env" ]; then . "$state/tools.e
 : "${KAFKA_LIBS:?KAFKA_LIBS is not set; run infra/local/tools.sh}"
 : "${KAFKA_PORT:?KAFKA_PORT is not set (infra/local/ports.env)}"
 : "${KAFKA_CONTROLLER_PORT:?KAFKA_CONTROLLER_PORT is not set (infra/local/ports.env)}"
+: "${KAFKA_PROXIED_PORT:?KAFKA_PROXIED_PORT is not set (infra/local/ports.env)}"
+: "${KAFKA_PROXY_PORT:?KAFKA_PROXY_PORT is not set (infra/local/ports.env)}"
 export LAB_STATE=$state
 # Topic name and partitions. One partition: the producer's batches for a
 # topic then share one queue, which is where the contention of case study
@@ -44,5 +46,5 @@ for spec in "${topics[@]}"; do
     --create --if-not-exists --topic "${spec%%:*}" --partitions "${spec##*:}" --replication-factor 1
 done
 echo $$ >"$ready"
-echo "run-kafka: ready on 127.0.0.1:$KAFKA_PORT, topics: ${topics[*]}"
+echo "run-kafka: ready on 127.0.0.1:$KAFKA_PORT (and 127.0.0.1:$KAFKA_PROXIED_PORT behind toxiproxy's $KAFKA_PROXY_PORT), topics: ${topics[*]}"
 wait $broker

@@ -16,16 +16,13 @@ import (
 )
 
 // TestKafkaBatchingSmoke is the scenario's smoke profile on the real
-// stack: the bursty baseline is flagged (and, under load, breaks the
-// objective), the tuned producer is not, and ledger stored every accepted
-// event.
+// stack: the bursty baseline breaks the objective and is flagged, the tuned
+// producer meets it and is not, and ledger stored every accepted event.
+// Every check of the run is required: toxiproxy's KAFKA_LATENCY_MS fixes the
+// small-batch producer's round trip, so its knee no longer moves with the
+// machine's load (scenarios/kafka-batching/README.md).
 func TestKafkaBatchingSmoke(t *testing.T) {
-	// The latency objective and the p95 ratio hold under moderate load but
-	// not on an idle machine, where the small-batch producer's round trips
-	// are fast enough for the bursts (scenarios/kafka-batching/README.md,
-	// issue 4). The detector, the no-loss count and the tuned variant's
-	// objective are checked always.
-	res := runSmoke(t, "kafka-batching", "baseline: objective", "p95_ms(baseline) / p95_ms(fixed)")
+	res := runSmoke(t, "kafka-batching")
 	for _, v := range res.Variants {
 		if v.Delivery == nil || v.Delivery.Accepted == 0 || v.Delivery.Stored != v.Delivery.Accepted {
 			t.Errorf("%s: delivery %+v; want every accepted event stored once", v.Variant, v.Delivery)

@@ -48,6 +48,7 @@ func CrossCheck(root, overlay string, objs []Object) []string {
 		c.service(svc)
 	}
 	c.otelJava()
+	c.networkHops()
 	c.scenarios()
 	c.collector()
 	c.sameFile("jaeger-config", "jaeger.yaml", "infra/local/jaeger.yaml")
@@ -283,6 +284,56 @@ func (c *checker) otelJava() {
 			c.bad("ConfigMap otel-java sets %s, which the local runtime does not (run-java-service.sh)", k)
 		}
 	}
+}
+
+// networkHops checks toxiproxy's proxies against infra/local/ports.env, as
+// the local runtime wires them (run-toxiproxy.sh, kafka.properties): each
+// proxy's port is a Service port of toxiproxy, configure-toxiproxy.sh
+// forwards it to the right upstream, Kafka's PROXIED listener advertises the
+// proxy, and ingest bootstraps through it.
+func (c *checker) networkHops() {
+	hops := []struct{ name, listenKey, upstream, upstreamKey string }{
+		{"postgres", "POSTGRES_PROXY_PORT", "postgres", "POSTGRES_PORT"},
+		{"kafka", "KAFKA_PROXY_PORT", "kafka", "KAFKA_PROXIED_PORT"},
+	}
+	script := string(c.readFile("k8s/base/data/configure-toxiproxy.sh"))
+	for _, h := range hops {
+		listen, up := c.ports[h.listenKey], c.ports[h.upstreamKey]
+		if !servicePort(Find(c.objs, "Service", "toxiproxy"), listen) {
+			c.bad("service/toxiproxy must expose %s (%s), its %s proxy", listen, h.listenKey, h.name)
+		}
+		if !servicePort(Find(c.objs, "Service", h.upstream), up) {
+			c.bad("service/%s must expose %s (%s), the upstream of toxiproxy's %s proxy", h.upstream, up, h.upstreamKey, h.name)
+		}
+		if want := fmt.Sprintf("proxy %s 0.0.0.0:%s %s:%s ", h.name, listen, h.upstream, up); !strings.Contains(script, want) {
+			c.bad("k8s/base/data/configure-toxiproxy.sh: no %q (%s -> %s in infra/local/ports.env)", want, h.listenKey, h.upstreamKey)
+		}
+	}
+	if k := Find(c.objs, "StatefulSet", "kafka"); k != nil {
+		for _, ct := range Containers(k.PodSpec()) {
+			env := Env(ct)
+			if !strings.Contains(env["KAFKA_LISTENERS"], "PROXIED://:"+c.ports["KAFKA_PROXIED_PORT"]) ||
+				!strings.Contains(env["KAFKA_ADVERTISED_LISTENERS"], "PROXIED://toxiproxy:"+c.ports["KAFKA_PROXY_PORT"]) {
+				c.bad("statefulset/kafka: the PROXIED listener must listen on KAFKA_PROXIED_PORT and advertise toxiproxy:KAFKA_PROXY_PORT (infra/local/kafka.properties)")
+			}
+		}
+	}
+	if d := Find(c.objs, "Deployment", "ingest"); d != nil {
+		for _, ct := range Containers(d.PodSpec()) {
+			if want := "toxiproxy:" + c.ports["KAFKA_PROXY_PORT"]; str(ct["name"]) == "ingest" && Env(ct)["KAFKA_BOOTSTRAP_SERVERS"] != want {
+				c.bad("deployment/ingest: KAFKA_BOOTSTRAP_SERVERS must be %s, through toxiproxy as on the local runtime", want)
+			}
+		}
+	}
+}
+
+func servicePort(svc Object, port string) bool {
+	for _, p := range list(get(svc, "spec", "ports")) {
+		if m, _ := p.(map[string]any); m != nil && str(m["port"]) == port {
+			return true
+		}
+	}
+	return false
 }
 
 // scenarios checks that every scenario runs unchanged on this overlay: each

@@ -145,6 +145,10 @@ func TestBrokenManifestsFail(t *testing.T) {
 			"dashboards/latency.json is not in ConfigMap grafana-dashboards"},
 		{"a kind port mapping to another port", []edit{{"k8s/kind/cluster.yaml", "hostPort: 18080", "hostPort: 8080"}},
 			"service/catalog: kind maps it to host port 8080"},
+		{"ingest straight to the broker, not through toxiproxy", []edit{{"k8s/base/services/ingest.yaml", "value: toxiproxy:19095", "value: kafka:19092"}},
+			"deployment/ingest: KAFKA_BOOTSTRAP_SERVERS must be toxiproxy:19095"},
+		{"a proxy port that disagrees with ports.env", []edit{{"infra/local/ports.env", "KAFKA_PROXY_PORT=19095", "KAFKA_PROXY_PORT=19096"}},
+			"service/toxiproxy must expose 19096 (KAFKA_PROXY_PORT)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

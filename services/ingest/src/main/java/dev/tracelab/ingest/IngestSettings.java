@@ -14,7 +14,9 @@ record IngestSettings(ProducerProfile profile, Map<String, String> overrides, St
         return new IngestSettings(
                 ProducerProfile.parse(env.getProperty("INGEST_PRODUCER_PROFILE", "tuned").strip()),
                 overrides(env.getProperty("INGEST_PRODUCER_OVERRIDES", "")),
-                env.getProperty("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:" + env.getProperty("KAFKA_PORT", "19092")).strip(),
+                // Through toxiproxy's kafka proxy by default, so every produce
+                // round trip pays KAFKA_LATENCY_MS, as over a network.
+                env.getProperty("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:" + env.getProperty("KAFKA_PROXY_PORT", "19095")).strip(),
                 env.getProperty("INGEST_TOPIC", "events").strip(),
                 Duration.ofMillis(number(env, "INGEST_PUBLISH_TIMEOUT_MS", 5000, 100, 60_000)),
                 number(env, "INGEST_MAX_EVENT_BYTES", 4096, 64, 1_000_000));

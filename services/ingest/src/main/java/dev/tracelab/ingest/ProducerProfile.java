@@ -21,8 +21,10 @@ enum ProducerProfile {
     /**
      * Case study 001's pathology: batch and buffer too small for the rate.
      * A batch holds at most batch.size bytes (one of the load's ~330-byte events),
-     * and linger.ms=0 sends it at once, so every round trip carries a couple of
-     * records. One request in flight serializes those round trips. With
+     * and linger.ms=0 sends it at once, so every round trip carries one record.
+     * One request in flight serializes those round trips: the producer's
+     * capacity is one event per round trip (in the lab, toxiproxy's
+     * KAFKA_LATENCY_MS plus a little CPU, about 45 events/s). With
      * buffer.memory at a few batches, a burst fills the buffer and the request
      * threads queue in the buffer pool (its waiting-threads metric) behind the
      * sender, instead of failing: max.block.ms is the publish timeout. At a
