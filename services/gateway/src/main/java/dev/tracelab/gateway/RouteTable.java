@@ -10,15 +10,17 @@ import org.springframework.web.bind.annotation.RequestMethod;
  * multi-tenant API (three versions, each mapped on its own, as versions usually
  * live in their own controllers) in which each of 80 resources has the same eight
  * operations, plus a few literal routes: 1,925 mappings. Every templated route
- * starts with {@code /api/tenants/{tenant}/v1/projects/{project}} (or v2, v3):
- * tenant first, as in gateways that route on the tenant before anything else
- * (Atlassian's {@code /ex/jira/{cloudId}/rest/api/3/...}), then regex-constrained
- * ids or a trailing wildcard, the shape of the case's REST API.
+ * starts with {@code /api/tenants/{tenant}/regions/{region}/v1/projects/{project}}
+ * (or v2, v3): tenant and region first, as in gateways that route on them
+ * before anything else (Atlassian's {@code /ex/jira/{cloudId}/rest/api/3/...}),
+ * then regex-constrained ids or a trailing wildcard, the shape of the case's
+ * REST API.
  *
- * <p>Why the tenant comes first: AntPathMatcher skips a pattern cheaply only
- * while the pattern's leading segments are literals that differ from the
- * path's; from the first variable on, it splits the whole path into strings
- * and compares segment by segment. With the tenant first, every request pays
+ * <p>Why the tenant and region come first: AntPathMatcher skips a pattern
+ * cheaply only while the pattern's leading segments are literals that differ
+ * from the path's; from the first variable on, it splits the whole path into
+ * strings and compares segment by segment, through a regular expression for
+ * each variable. With two variables before the version, every request pays
  * that for every templated mapping in the table, not only for those of its
  * own version. PathPattern has parsed both sides once and stops at the first
  * literal that differs, wherever it is.
@@ -117,7 +119,7 @@ public final class RouteTable {
             for (int r = 0; r < RESOURCES.size(); r++) {
                 String resource = RESOURCES.get(r);
                 for (Operation op : Operation.values()) {
-                    String pattern = "/api/tenants/{tenant}/v%d/regions/{region}/projects/{project}/%s%s".formatted(version, resource, op.suffix);
+                    String pattern = "/api/tenants/{tenant}/regions/{region}/v%d/projects/{project}/%s%s".formatted(version, resource, op.suffix);
                     routes.add(new Route(op.method, pattern, version, resource, op, samplePath(version, resource, op, r), op.status));
                 }
             }
@@ -128,8 +130,8 @@ public final class RouteTable {
     // Versions, tenants and ids vary with the resource so that the samples are
     // not all the same path with one word changed.
     private static String samplePath(int version, String resource, Operation op, int r) {
-        String base = "/api/tenants/%s/v%d/regions/%s/projects/%s/%s".formatted(TENANTS.get((r + version) % TENANTS.size()), version,
-                REGIONS.get((r + 2 * version) % REGIONS.size()), PROJECTS.get(r % PROJECTS.size()), resource);
+        String base = "/api/tenants/%s/regions/%s/v%d/projects/%s/%s".formatted(TENANTS.get((r + version) % TENANTS.size()),
+                REGIONS.get((r + 2 * version) % REGIONS.size()), version, PROJECTS.get(r % PROJECTS.size()), resource);
         long id = 1000 + 37L * r;
         return switch (op) {
             case LIST, CREATE -> base;
