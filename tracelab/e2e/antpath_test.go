@@ -5,7 +5,7 @@ package e2e
 import "testing"
 
 // TestAntpathSmoke is the antpath scenario's smoke profile on the real stack:
-// at the same offered load (calibrated to what the AntPathMatcher gateway
+// at the same offered load (1.2 times what the AntPathMatcher gateway
 // serves flat out), the AntPathMatcher gateway must show dispatch-overhead
 // and the PathPattern one must not, and the verdict (including p50 at least
 // 2x better) must pass.
