@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"tracelab/pkg/detect"
@@ -81,7 +82,7 @@ func writeFinding(w io.Writer, n int, f detect.Finding) {
 	}
 	row("traces", "%s", traces)
 	var extra []string
-	for _, k := range sortedKeys(f.Evidence) {
+	for _, k := range slices.Sorted(maps.Keys(f.Evidence)) {
 		if k != "example_trace_id" {
 			extra = append(extra, fmt.Sprintf("%s=%v", k, f.Evidence[k]))
 		}
@@ -106,15 +107,6 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // duration formats milliseconds with a unit that suits the magnitude.

@@ -3,6 +3,7 @@ package manifests
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -218,7 +219,7 @@ func (c *checker) deployment(svc, port string, dep Object) {
 	if hasAgent := strings.Contains(env["JAVA_TOOL_OPTIONS"], "-javaagent:"); hasAgent != agentWanted {
 		c.bad("deployment/%s: the Java agent is attached=%v in JAVA_TOOL_OPTIONS, but services/%s/lab.env says JAVA_AGENT=%v", svc, hasAgent, svc, map[bool]string{true: "on", false: "off"}[agentWanted])
 	}
-	for _, k := range sortedKeys(labEnv) {
+	for _, k := range slices.Sorted(maps.Keys(labEnv)) {
 		switch k {
 		case "SERVICE_JAR", "JAVA_AGENT", "JAVA_OPTS":
 			continue
@@ -352,18 +353,18 @@ func (c *checker) scenarios() {
 			}
 		}
 		check := func(field string, st scenario.Settings) {
-			for _, svc := range sortedKeys(st) {
-				for _, v := range sortedKeys(st[svc]) {
+			for _, svc := range slices.Sorted(maps.Keys(st)) {
+				for _, v := range slices.Sorted(maps.Keys(st[svc])) {
 					if !c.settingKnown(svc, v) {
 						c.bad("scenario %s: %s sets %s on %s, which neither %s's manifest declares nor its code reads (nor, for infrastructure, infra/local/run-%s.sh)", name, field, v, svc, svc, svc)
 					}
 				}
 			}
 		}
-		for _, p := range sortedKeys(s.Load.Profiles) {
+		for _, p := range slices.Sorted(maps.Keys(s.Load.Profiles)) {
 			check("load.profiles."+p+".settings", s.Load.Profiles[p].Settings)
 		}
-		for _, v := range sortedKeys(s.Variants) {
+		for _, v := range slices.Sorted(maps.Keys(s.Variants)) {
 			check("variants."+v+".settings", s.Variants[v].Settings)
 		}
 	}
@@ -587,7 +588,7 @@ func (c *checker) imageVersions() {
 			}
 		}
 	}
-	for _, repo := range sortedKeys(want) {
+	for _, repo := range slices.Sorted(maps.Keys(want)) {
 		if !seen[repo] {
 			c.bad("no workload runs %s", repo)
 		}

@@ -1,6 +1,8 @@
 package otlp
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 
 	"tracelab/pkg/trace"
@@ -186,7 +188,7 @@ func (p *parser) anyValue(intern bool) (string, error) {
 				}
 				kv, err := p.attributes(false)
 				parts = append(parts, '{')
-				for i, k := range sortedKeys(kv) {
+				for i, k := range slices.Sorted(maps.Keys(kv)) {
 					if i > 0 {
 						parts = append(parts, ',')
 					}

@@ -3,7 +3,8 @@ package otlp
 import (
 	"bufio"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"tracelab/pkg/trace"
@@ -36,7 +37,7 @@ func Write(w io.Writer, traces []*trace.Trace) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	b := make([]byte, 0, 4096)
 	b = append(b, `{"resourceSpans":[`...)
-	for i, svc := range sortedKeys(groups) {
+	for i, svc := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[svc]
 		if i > 0 {
 			b = append(b, ',')
@@ -48,7 +49,7 @@ func Write(w io.Writer, traces []*trace.Trace) error {
 		b = append(b, `{"resource":{"attributes":`...)
 		b = appendAttrs(b, res)
 		b = append(b, `},"scopeSpans":[`...)
-		for j, scope := range sortedKeys(g.scopes) {
+		for j, scope := range slices.Sorted(maps.Keys(g.scopes)) {
 			if j > 0 {
 				b = append(b, ',')
 			}
@@ -111,7 +112,7 @@ func appendSpan(b []byte, s *trace.Span) []byte {
 
 func appendAttrs(b []byte, attrs map[string]string) []byte {
 	b = append(b, '[')
-	for i, k := range sortedKeys(attrs) {
+	for i, k := range slices.Sorted(maps.Keys(attrs)) {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -145,15 +146,6 @@ func appendString(b []byte, s string) []byte {
 		}
 	}
 	return append(b, '"')
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func copyWith(m map[string]string, k, v string) map[string]string {

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -216,7 +218,7 @@ func envChanges(current, want map[string]string, variant string) []string {
 		desired[envSettings] = strings.Join(keys, ",")
 	}
 	var changes []string
-	for _, k := range sortedKeys(desired) {
+	for _, k := range slices.Sorted(maps.Keys(desired)) {
 		if v, ok := current[k]; !ok || v != desired[k] {
 			changes = append(changes, k+"="+desired[k])
 		}
@@ -231,15 +233,6 @@ func envChanges(current, want map[string]string, variant string) []string {
 		}
 	}
 	return changes
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Endpoint is the service's base URL on 127.0.0.1 at the local runtime's
