@@ -18,7 +18,7 @@ func init() {
 	register("analyze", "analyze OTLP JSON traces from a file", runAnalyze)
 }
 
-const analyzeUsage = `usage: tracelab analyze --file F [--format text|json]
+const analyzeUsage = `usage: tracelab analyze --file F|- [--format text|json]
 
 Reads OTLP JSON traces (Jaeger api/v3 {"result":{"resourceSpans":...}},
 plain OTLP {"resourceSpans":...} or Tempo {"batches":...}; several
@@ -38,26 +38,21 @@ func runAnalyze(args []string) int {
 			fmt.Fprintln(analyzeOut, analyzeUsage)
 			return exitOK
 		}
-		return fail(exitUsage, "analyze: %v; usage: tracelab analyze --file F [--format text|json]", err)
+		return fail(exitUsage, "analyze: %v; usage: tracelab analyze --file F|- [--format text|json]", err)
 	}
 	if fs.NArg() > 0 {
-		return fail(exitUsage, "analyze: unexpected argument %q; usage: tracelab analyze --file F [--format text|json]", fs.Arg(0))
+		return fail(exitUsage, "analyze: unexpected argument %q; usage: tracelab analyze --file F|- [--format text|json]", fs.Arg(0))
 	}
 	if *file == "" {
-		return fail(exitUsage, "analyze: --file is required: an OTLP JSON file (Jaeger api/v3, plain OTLP or Tempo)")
+		return fail(exitUsage, "analyze: --file is required: an OTLP JSON file (Jaeger api/v3, plain OTLP or Tempo), or - for stdin")
 	}
 	if *format != "text" && *format != "json" {
 		return fail(exitUsage, "analyze: unknown --format %q; use text or json", *format)
 	}
 
-	if st, err := os.Stat(*file); err != nil {
-		return fail(exitUsage, "analyze: cannot read %s: %v", *file, unwrapPathError(err))
-	} else if st.IsDir() {
-		return fail(exitUsage, "analyze: %s is a directory; pass an OTLP JSON file", *file)
-	}
-	f, err := os.Open(*file)
-	if err != nil {
-		return fail(exitUsage, "analyze: cannot read %s: %v", *file, unwrapPathError(err))
+	f, code := openTraceFile("analyze", *file)
+	if code != exitOK {
+		return code
 	}
 	defer f.Close()
 

@@ -116,7 +116,7 @@ func TestAnalyzeBadInput(t *testing.T) {
 		})
 	}
 	_, _, errOut := runAnalyzeCaptured(t, "--file", notOTLP)
-	if !strings.Contains(errOut, `expected "resourceSpans", "result.resourceSpans" or "batches" at the top level`) {
+	if !strings.Contains(errOut, `expected "resourceSpans", "result.resourceSpans", "batches" or a bare "scopeSpans" at the top level`) {
 		t.Errorf("message does not say what was expected: %q", errOut)
 	}
 }

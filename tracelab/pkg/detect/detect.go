@@ -27,7 +27,8 @@ import (
 // the same for every detector; Evidence carries detector-specific extras.
 type Finding struct {
 	Detector            string         `json:"detector"`
-	Service             string         `json:"service"` // service that makes the calls
+	Service             string         `json:"service"`           // service that makes the calls
+	Request             string         `json:"request,omitempty"` // the request type: the operation of the trace's root span, e.g. "GET /owners/{ownerId}"
 	ParentOperation     string         `json:"parent_operation,omitempty"`
 	Operation           string         `json:"operation"`                 // fingerprint of the repeated call / the culprit
 	CallsPerTrace       float64        `json:"calls_per_trace,omitempty"` // mean over affected traces

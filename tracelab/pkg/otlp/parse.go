@@ -6,7 +6,10 @@
 //     concatenated in one body when many traces are returned;
 //   - plain OTLP, as written by the collector or an SDK exporter:
 //     {"resourceSpans":[...]};
-//   - Tempo trace by id (GET /api/traces/{id}): {"batches":[...]}.
+//   - Tempo trace by id (GET /api/traces/{id}): {"batches":[...]};
+//   - one bare ResourceSpans object per document, as the OpenTelemetry
+//     Java agent's logging-otlp exporter prints them, one per line:
+//     {"resource":{...},"scopeSpans":[...]}.
 //
 // Producers disagree on details and all variants are accepted: ids in hex
 // or base64, 64-bit integers as strings or numbers, span kinds and status
@@ -32,7 +35,7 @@ type FormatError struct{ Msg string }
 
 func (e *FormatError) Error() string { return e.Msg }
 
-const expectedForms = `expected "resourceSpans", "result.resourceSpans" or "batches" at the top level`
+const expectedForms = `expected "resourceSpans", "result.resourceSpans", "batches" or a bare "scopeSpans" at the top level`
 
 // ParseReader reads OTLP JSON from r and groups the spans into traces.
 // Spans of one trace spread over several documents or resources are merged,
@@ -100,11 +103,15 @@ func (p *parser) skipBOM() {
 func (p *parser) document(n int) error {
 	found := false
 	hint := ""
+	bare := resourceSpans{first: len(p.spans)}
 	_, err := p.object(func(key []byte) error {
 		switch string(key) {
 		case "resourceSpans", "batches":
 			found = true
 			return p.resourceSpansList()
+		case "resource", "scopeSpans", "instrumentationLibrarySpans":
+			found, bare.seen = true, true
+			return p.resourceSpansMember(key, &bare)
 		case "result", "trace":
 			// Jaeger api/v3 wraps OTLP in "result"; Tempo's v2 API in "trace".
 			ok, err := p.wrapper()
@@ -119,6 +126,9 @@ func (p *parser) document(n int) error {
 	})
 	if err != nil {
 		return err
+	}
+	if bare.seen {
+		p.applyResource(bare)
 	}
 	if !found {
 		return &FormatError{fmt.Sprintf("not OTLP JSON: document %d: %s%s", n, expectedForms, hint)}
@@ -168,40 +178,54 @@ func (p *parser) resourceSpansList() error {
 	return p.array("resourceSpans", p.resourceSpans)
 }
 
+// resourceSpans is one ResourceSpans object being read: its spans are
+// p.spans[first:] once it is done.
+type resourceSpans struct {
+	first int
+	attrs map[string]string
+	seen  bool
+}
+
 // resourceSpans reads one entry of resourceSpans/batches. Members may come
 // in any order, so the resource is applied to this entry's spans at the end.
 func (p *parser) resourceSpans() error {
-	first := len(p.spans)
-	var resAttrs map[string]string
-	_, err := p.object(func(key []byte) error {
-		switch string(key) {
-		case "resource":
-			_, err := p.object(func(key []byte) error {
-				if string(key) == "attributes" {
-					var err error
-					resAttrs, err = p.attributes(true)
-					return err
-				}
-				return p.lx.skip()
-			})
-			return err
-		case "scopeSpans", "instrumentationLibrarySpans":
-			return p.array("scopeSpans", p.scopeSpans)
-		}
-		return p.lx.skip()
-	})
+	rs := resourceSpans{first: len(p.spans)}
+	_, err := p.object(func(key []byte) error { return p.resourceSpansMember(key, &rs) })
 	if err != nil {
 		return err
 	}
-	if resAttrs == nil {
-		resAttrs = map[string]string{}
-	}
-	service := resAttrs["service.name"]
-	for _, s := range p.spans[first:] {
-		s.Service = service
-		s.ResourceAttrs = resAttrs
-	}
+	p.applyResource(rs)
 	return nil
+}
+
+// resourceSpansMember reads the member key of a ResourceSpans object.
+func (p *parser) resourceSpansMember(key []byte, rs *resourceSpans) error {
+	switch string(key) {
+	case "resource":
+		_, err := p.object(func(key []byte) error {
+			if string(key) == "attributes" {
+				var err error
+				rs.attrs, err = p.attributes(true)
+				return err
+			}
+			return p.lx.skip()
+		})
+		return err
+	case "scopeSpans", "instrumentationLibrarySpans":
+		return p.array("scopeSpans", p.scopeSpans)
+	}
+	return p.lx.skip()
+}
+
+func (p *parser) applyResource(rs resourceSpans) {
+	if rs.attrs == nil {
+		rs.attrs = map[string]string{}
+	}
+	service := rs.attrs["service.name"]
+	for _, s := range p.spans[rs.first:] {
+		s.Service = service
+		s.ResourceAttrs = rs.attrs
+	}
 }
 
 func (p *parser) scopeSpans() error {

@@ -172,7 +172,7 @@ func TestParseRejectsWhatIsNotOTLP(t *testing.T) {
 		})
 	}
 	_, err := Parse(strings.NewReader(`{"spans":[]}`))
-	if want := `not OTLP JSON: document 1: expected "resourceSpans", "result.resourceSpans" or "batches" at the top level`; err == nil || err.Error() != want {
+	if want := `not OTLP JSON: document 1: expected "resourceSpans", "result.resourceSpans", "batches" or a bare "scopeSpans" at the top level`; err == nil || err.Error() != want {
 		t.Errorf("message = %v\nwant %s", err, want)
 	}
 	_, err = Parse(strings.NewReader(`{"data":[]}`))
@@ -257,5 +257,27 @@ func TestParseAcrossBufferBoundaries(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The Java agent's logging-otlp exporter prints one bare ResourceSpans
+// object per line; each line's resource belongs to its own spans only.
+func TestParseAgentLogLines(t *testing.T) {
+	doc := `{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"petclinic"}}]},"scopeSpans":[{"scope":{"name":"io.opentelemetry.jdbc"},"spans":[{"traceId":"01","spanId":"02","parentSpanId":"03","name":"SELECT","kind":3,"startTimeUnixNano":"10","endTimeUnixNano":"20"}]}]}
+{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"03","name":"GET /","kind":2,"startTimeUnixNano":"5","endTimeUnixNano":"30"}]}],"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"front"}}]}}
+`
+	traces, err := Parse(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(traces) != 1 || len(traces[0].Spans) != 2 {
+		t.Fatalf("got %d traces, want 1 with 2 spans", len(traces))
+	}
+	tr := traces[0]
+	if tr.Root.Service != "front" || tr.Span("02").Service != "petclinic" || tr.Span("02").Scope != "io.opentelemetry.jdbc" {
+		t.Errorf("services or scope mixed up: root %q, child %q/%q", tr.Root.Service, tr.Span("02").Service, tr.Span("02").Scope)
+	}
+	if tr.Parent(tr.Span("02")) != tr.Root {
+		t.Error("the JDBC span is not linked under the server span")
 	}
 }
