@@ -31,8 +31,8 @@ func TestAnalyzeJSONShape(t *testing.T) {
 	if err := json.Unmarshal(b, &top); err != nil {
 		t.Fatal(err)
 	}
-	if len(top) != 4 || top["traces"] == nil || top["spans"] == nil || top["findings"] == nil || top["requests"] == nil {
-		t.Fatalf("top-level keys = %v, want traces, spans, findings, requests", keys(top))
+	if len(top) != 5 || top["traces"] == nil || top["spans"] == nil || top["findings"] == nil || top["requests"] == nil || top["background"] == nil {
+		t.Fatalf("top-level keys = %v, want traces, spans, findings, requests, background", keys(top))
 	}
 	if string(top["traces"]) != "4" || string(top["spans"]) != "1231" {
 		t.Errorf("traces = %s, spans = %s; want 4, 1231", top["traces"], top["spans"])
@@ -42,7 +42,7 @@ func TestAnalyzeJSONShape(t *testing.T) {
 		t.Fatalf("findings = %s (%v)", top["findings"], err)
 	}
 	for _, k := range []string{"detector", "service", "parent_operation", "operation", "calls_per_trace", "max_concurrency",
-		"share_of_parent", "share_of_critical_path", "traces_affected", "summary", "evidence"} {
+		"share_of_parent", "share_of_critical_path", "traces_affected", "summary", "evidence", "request"} {
 		if _, ok := findings[0][k]; !ok {
 			t.Errorf("finding lacks %q: %v", k, findings[0])
 		}
@@ -59,7 +59,7 @@ func TestAnalyzeEmptyIsNotNull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"traces":0,"spans":0,"findings":[],"requests":[]}`; string(b) != want {
+	if want := `{"traces":0,"spans":0,"findings":[],"requests":[],"background":[]}`; string(b) != want {
 		t.Errorf("got %s, want %s", b, want)
 	}
 	// A clean request: findings stay an empty list.

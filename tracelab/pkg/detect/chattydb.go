@@ -47,10 +47,11 @@ const ChattyDBMinRoundTrips = 5
 // fix is fewer, larger round trips: one statement, a batch, or a stored
 // procedure.
 //
-// Repeats of one statement that n-plus-one reports (the same fingerprint,
-// NPlusOneMinCalls or more times under one parent, sequential) are left to
-// it: they are set aside before counting, so a request is never reported
-// twice for the same round trips. A request with 1 + 20 author queries is
+// Repeats of one statement that n-plus-one or redundant-call reports (the
+// same unit NPlusOneMinCalls or more times under one parent, sequential; or
+// the same read with the same values) are left to them: they are set aside
+// before counting, so a request is never reported twice for the same round
+// trips. A request with 1 + 20 author queries is
 // an N+1 and nothing else; one with 7 distinct statements plus an N+1 loop
 // gets both findings, each over its own spans.
 type ChattyDB struct{}
@@ -60,7 +61,8 @@ func (ChattyDB) ID() string { return "chatty-db" }
 
 type chattyKey struct {
 	service string // the service that talks to the database
-	request string // trace.Operation of its request span
+	request string // requestOf the trace
+	handler string // trace.Operation of its request span in that service
 	db      string // database system and name, e.g. "postgresql orders"
 }
 
@@ -84,9 +86,9 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 		// One trace's critical-path share sums over its chatty requests.
 		shares := map[*chattyAgg]float64{}
 		for _, r := range chattyRequests(t) {
-			k := chattyKey{service: r.calls[0].Service, db: dbLabel(r.calls[0])}
+			k := chattyKey{service: r.calls[0].Service, request: requestOf(t), db: dbLabel(r.calls[0])}
 			if r.span != nil {
-				k.request = t.Operation(r.span)
+				k.handler = t.Operation(r.span)
 			}
 			a := aggs[k]
 			if a == nil {
@@ -110,9 +112,15 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 			if r.span != nil && r.span.Duration() > 0 {
 				a.shareParent += math.Min(1, float64(union)/float64(r.span.Duration()))
 			}
+			// The spans that wrap each round trip alone (repository and
+			// ORM spans) are part of its cost.
+			units := make([]*trace.Span, len(r.calls))
+			for i, c := range r.calls {
+				units[i] = t.Wrapper(c)
+			}
 			share := 0.0
 			if dur := t.Duration(); dur > 0 {
-				share = float64(t.CriticalTimeUnder(r.calls)) / float64(dur)
+				share = float64(t.CriticalTimeUnder(units)) / float64(dur)
 			}
 			shares[a] += share
 			if a.example == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.example.ID {
@@ -134,7 +142,8 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 		f := Finding{
 			Detector:            d.ID(),
 			Service:             k.service,
-			ParentOperation:     k.request,
+			Request:             k.request,
+			ParentOperation:     k.handler,
 			Operation:           k.db,
 			CallsPerTrace:       round(float64(a.calls)/n, 2),
 			MaxConcurrency:      a.maxConc,
@@ -153,8 +162,8 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 			},
 		}
 		if a.setAside > 0 {
-			// Not counted above: n-plus-one reports them.
-			f.Evidence["n_plus_one_round_trips"] = round(float64(a.setAside)/n, 2)
+			// Not counted above: n-plus-one or redundant-call reports them.
+			f.Evidence["repeated_round_trips"] = round(float64(a.setAside)/n, 2)
 		}
 		if a.exampleRequest != nil {
 			f.Evidence["example_parent_span_id"] = a.exampleRequest.SpanID
@@ -167,8 +176,8 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 		}
 		f.Evidence["highlight_span_ids"] = ids
 		in := ""
-		if k.request != "" {
-			in = " per " + k.request
+		if k.handler != "" {
+			in = " per " + k.handler
 		}
 		f.Summary = fmt.Sprintf("%s makes %s round trips to %s%s, one after another (%.1f ms each on average); they are %.0f%% of the request's critical path. Do the same work in one statement or one batched round trip.",
 			k.service, count(f.CallsPerTrace), k.db, in, f.Evidence["mean_round_trip_ms"], 100*f.ShareOfCriticalPath)
@@ -182,22 +191,14 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 type chattyRequest struct {
 	span     *trace.Span // the request, see requestSpan; nil if the calls have none
 	calls    []*trace.Span
-	setAside int // round trips left to n-plus-one
+	setAside int // round trips left to n-plus-one and redundant-call
 }
 
 // chattyRequests returns the requests of one trace that made at least
 // ChattyDBMinRoundTrips sequential database round trips, not counting
 // those n-plus-one reports.
 func chattyRequests(t *trace.Trace) []chattyRequest {
-	var nplus1 map[*trace.Span]bool
-	for _, o := range repeatedSequentialCalls(t) {
-		if nplus1 == nil {
-			nplus1 = map[*trace.Span]bool{}
-		}
-		for _, c := range o.calls {
-			nplus1[c] = true
-		}
-	}
+	repeated := repeatedCalls(t)
 
 	type reqKey struct {
 		span    *trace.Span
@@ -207,7 +208,7 @@ func chattyRequests(t *trace.Trace) []chattyRequest {
 	byRequest := map[reqKey]*chattyRequest{}
 	var order []reqKey
 	for _, s := range t.Spans {
-		if !IsDBRoundTrip(s) || insideDBCall(t, s) {
+		if !IsDBRoundTrip(s) || !t.OwnCall(s) {
 			continue
 		}
 		r := requestSpan(t, s)
@@ -218,7 +219,7 @@ func chattyRequests(t *trace.Trace) []chattyRequest {
 			byRequest[k] = cr
 			order = append(order, k)
 		}
-		if nplus1[s] {
+		if repeated[s] {
 			cr.setAside++
 			continue
 		}
@@ -256,18 +257,6 @@ func IsDBRoundTrip(s *trace.Span) bool {
 		return false
 	}
 	return !strings.HasSuffix(s.Attr("code.function.name", "code.function"), "getConnection")
-}
-
-// insideDBCall reports whether s runs under another database call of its
-// service (an ORM span over its JDBC statement, say): the outer call is
-// the round trip, the inner one is the same round trip seen lower down.
-func insideDBCall(t *trace.Trace, s *trace.Span) bool {
-	for p := t.Parent(s); p != nil && p.Service == s.Service; p = t.Parent(p) {
-		if trace.Classify(p) == trace.CallDB {
-			return true
-		}
-	}
-	return false
 }
 
 // dbLabel names the database a call goes to: its system and, when known,
