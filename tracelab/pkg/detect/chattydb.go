@@ -11,8 +11,12 @@ import (
 
 func init() { Register(ChattyDB{}) }
 
-// ChattyDBMinRoundTrips is how many database round trips one request must
-// make, one after another, to be chatty. The public anchors bracket it:
+// ChattyDBMinStatements is how many different statements one request must
+// send to a database, one round trip after another, to be chatty. Round
+// trips that repeat one statement are the other two kinds of repetition
+// (n-plus-one when the values differ, redundant-call when they do not); a
+// statement repeated a few times, below their thresholds, makes a request
+// neither of the three. The public anchors bracket the count:
 //
 //   - Sentry's Consecutive DB Queries detector starts at 2 sequential
 //     queries (consecutive_count_threshold 2), but only for queries of
@@ -39,10 +43,10 @@ func init() { Register(ChattyDB{}) }
 // between what an ordinary write legitimately needs (read, then write: 2,
 // maybe 3 with a lock or an audit row) and case study 000's POST, which made
 // 7 round trips of about 14.5 ms each, 93% of its 109 ms under load.
-const ChattyDBMinRoundTrips = 5
+const ChattyDBMinStatements = 5
 
 // ChattyDB finds requests that talk to a database in many small steps:
-// ChattyDBMinRoundTrips or more statements of any kind, executed one after
+// ChattyDBMinStatements or more different statements, executed one after
 // another, so that the request pays the network round trip each time. The
 // fix is fewer, larger round trips: one statement, a batch, or a stored
 // procedure.
@@ -195,8 +199,8 @@ type chattyRequest struct {
 }
 
 // chattyRequests returns the requests of one trace that made at least
-// ChattyDBMinRoundTrips sequential database round trips, not counting
-// those n-plus-one reports.
+// ChattyDBMinStatements different statements in sequential database round
+// trips, not counting those n-plus-one and redundant-call report.
 func chattyRequests(t *trace.Trace) []chattyRequest {
 	repeated := repeatedCalls(t)
 
@@ -229,7 +233,11 @@ func chattyRequests(t *trace.Trace) []chattyRequest {
 	var out []chattyRequest
 	for _, k := range order {
 		cr := byRequest[k]
-		if len(cr.calls) < ChattyDBMinRoundTrips {
+		distinct := map[string]bool{}
+		for _, c := range cr.calls {
+			distinct[t.Operation(c)] = true
+		}
+		if len(distinct) < ChattyDBMinStatements {
 			continue
 		}
 		// Statements sent concurrently (several connections, or a

@@ -207,11 +207,11 @@ func ordersLoad(o ordersOptions) []*trace.Span {
 var chattyStatements = []string{
 	"SELECT id, name, status FROM customer WHERE id = $1",
 	"SELECT id, price, stock FROM product WHERE id = $1",
-	"SELECT id, price, stock FROM product WHERE id = $1",
 	"INSERT INTO orders (customer_id, total, created_at) VALUES ($1, $2, now()) RETURNING id",
 	"INSERT INTO order_line (order_id, product_id, quantity, price) VALUES ($1, $2, $3, $4), ($5, $6, $7, $8)",
 	"UPDATE product SET stock = stock - $1 WHERE id = $2",
 	"INSERT INTO audit (order_id, action) VALUES ($1, 'created')",
+	"SELECT id, price, stock FROM product WHERE id = $1", // the second product: 7 round trips, 6 statements
 }
 
 const singleStatement = "WITH o AS (INSERT INTO orders (customer_id, total, created_at) VALUES ($1, $2, now()) RETURNING id) INSERT INTO order_line (order_id, product_id, quantity, price) SELECT o.id, l.product_id, l.quantity, l.price FROM o, unnest($3::bigint[], $4::int[], $5::numeric[]) AS l(product_id, quantity, price)"
