@@ -118,13 +118,9 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 			}
 			// The spans that wrap each round trip alone (repository and
 			// ORM spans) are part of its cost.
-			units := make([]*trace.Span, len(r.calls))
-			for i, c := range r.calls {
-				units[i] = t.Wrapper(c)
-			}
 			share := 0.0
 			if dur := t.Duration(); dur > 0 {
-				share = float64(t.CriticalTimeUnder(units)) / float64(dur)
+				share = float64(t.CriticalTimeUnder(wrappers(t, r.calls))) / float64(dur)
 			}
 			shares[a] += share
 			if a.example == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.example.ID {

@@ -262,7 +262,7 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 	for _, t := range traces {
 		calls := a.byTrace[t]
 		if dur := t.Duration(); dur > 0 {
-			shareCP += float64(t.CriticalTimeUnder(calls)) / float64(dur)
+			shareCP += float64(t.CriticalTimeUnder(wrappers(t, calls))) / float64(dur)
 		}
 		if h := requestSpan(t, calls[0]); h != nil && h.Duration() > 0 {
 			shareParent += math.Min(1, float64(trace.UnionLength(trace.Intervals(calls)))/float64(h.Duration()))

@@ -146,9 +146,7 @@ func redundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
 			out = map[redundantKey][]*trace.Span{}
 		}
 		rk := redundantKey{service: k.service, request: requestOf(t), call: callLabel(t, k.request, calls[0])}
-		for _, c := range calls {
-			out[rk] = append(out[rk], t.Wrapper(c))
-		}
+		out[rk] = append(out[rk], wrappers(t, calls)...)
 	}
 	return out
 }

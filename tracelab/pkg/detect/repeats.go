@@ -193,3 +193,13 @@ func repeatedCalls(t *trace.Trace) map[*trace.Span]bool {
 	}
 	return out
 }
+
+// wrappers returns trace.Wrapper of each call: the spans whose time is
+// what the calls cost the request.
+func wrappers(t *trace.Trace, calls []*trace.Span) []*trace.Span {
+	out := make([]*trace.Span, len(calls))
+	for i, c := range calls {
+		out[i] = t.Wrapper(c)
+	}
+	return out
+}
