@@ -27,6 +27,8 @@
 #                        else built with go install)
 #   FRONTEND_PORT, BACKEND_PORT   default 18411, 18412
 #   CASES                which cases to record (default: all four)
+#   VUS, WARMUP, BLOCKING_DURATION, REACTIVE_DURATION, LOW_RATE, LOW_VUS,
+#   LOW_DURATION         the load (defaults below)
 set -euo pipefail
 
 QUARKUS_VERSION=3.31.4
@@ -42,17 +44,21 @@ DEPENDENCY_PLUGIN_VERSION=3.8.1
 OTEL_JAVAAGENT_VERSION=2.33.1
 K6_VERSION=v1.8.1
 
-# The load. 20 closed-loop clients, as many as the case's orders service
-# saw; the low-load runs send LOW_RATE requests per second at even spacing.
-VUS=20
-WARMUP=5s
-BLOCKING_DURATION=15s
-# Short on purpose: the reactive endpoint serves ~10x the requests, and the
-# case's traces.json must stay under ~3 MB without dropping any request.
-REACTIVE_DURATION=5s
-LOW_RATE=5
-LOW_VUS=5
-LOW_DURATION=20s
+# The load. 20 closed-loop clients for the contended runs (orders, the lab's
+# own case-000 service, sees 24); the low-load runs send LOW_RATE requests per second at even spacing,
+# so requests on one event loop never overlap. Each duration is the measured
+# run only; a warm-up of WARMUP with the same load comes before it.
+# The agent's OTLP JSON is ~0.95 KB per span, 3 spans per request, and a
+# case's traces.json should stay under ~3 MB with every request of the run
+# in it, hence the short 20-client runs (shorter still for /reactive, which
+# serves ~8x the requests). Each can be overridden from the environment.
+VUS=${VUS:-20}
+WARMUP=${WARMUP:-5s}
+BLOCKING_DURATION=${BLOCKING_DURATION:-12s}
+REACTIVE_DURATION=${REACTIVE_DURATION:-1200ms}
+LOW_RATE=${LOW_RATE:-5}
+LOW_VUS=${LOW_VUS:-5}
+LOW_DURATION=${LOW_DURATION:-20s}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$here/quarkus-reactive
@@ -242,13 +248,18 @@ record() { # CASE ENDPOINT MODE DURATION
 
   # What k6 measured and what the traces hold must agree: one trace per
   # request, three spans each (frontend server, client, backend server).
-  local reqs rate p50 p95 failed traces spans
-  read -r reqs rate p50 p95 failed < <(jq -r '.metrics | [.http_reqs.values.count, (.http_reqs.values.rate*10|round/10),
-    (.http_req_duration.values.med|round), (.http_req_duration.values["p(95)"]|round), .http_req_failed.values.rate] | @tsv' "$raw-k6.json")
+  local reqs rate p50 p95 failed traces spans size
+  numbers() { jq -r '.metrics | [.http_reqs.values.count, (.http_reqs.values.rate*10|round/10),
+    (.http_req_duration.values.med|round), (.http_req_duration.values["p(95)"]|round), .http_req_failed.values.rate] | @tsv' "$1"; }
+  read -r reqs rate p50 p95 failed < <(numbers "$raw-warmup.json")
+  say "$case: warm-up (not recorded): $reqs requests, $rate req/s, p50 ${p50} ms, p95 ${p95} ms, failed $failed"
+  read -r reqs rate p50 p95 failed < <(numbers "$raw-k6.json")
   traces=$(jq '[.resourceSpans[].scopeSpans[].spans[] | select((.parentSpanId // "") == "")] | length' "$out/traces.json")
   spans=$(jq '[.resourceSpans[].scopeSpans[].spans[]] | length' "$out/traces.json")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$case" "$reqs" "$rate" "$p50" "$p95" "$failed" "$traces" "$spans" "$(stat -c %s "$out/traces.json")" >>"$work/summary.tsv"
-  say "$case: $reqs requests, $rate req/s, p50 ${p50} ms, p95 ${p95} ms, failed $failed; $traces traces, $spans spans, $(( $(stat -c %s "$out/traces.json") / 1024 )) KiB"
+  size=$(stat -c %s "$out/traces.json")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$case" "$reqs" "$rate" "$p50" "$p95" "$failed" "$traces" "$spans" "$size" >>"$work/summary.tsv"
+  say "$case: measured: $reqs requests, $rate req/s, p50 ${p50} ms, p95 ${p95} ms, failed $failed; $traces traces, $spans spans, $((size / 1024)) KiB"
+  [ "$size" -le $((3500 * 1024)) ] || say "$case: WARNING: traces.json is over 3.5 MB; record a shorter run (the *_DURATION variables)"
   [ "$traces" = "$reqs" ] || say "$case: WARNING: $reqs requests but $traces traces in the window"
   [ "$spans" = $((3 * traces)) ] || say "$case: WARNING: $spans spans for $traces traces (expected 3 each)"
 }
