@@ -44,14 +44,15 @@ DEPENDENCY_PLUGIN_VERSION=3.8.1
 OTEL_JAVAAGENT_VERSION=2.33.1
 K6_VERSION=v1.8.1
 
-# The load. 20 closed-loop clients for the contended runs (orders, the lab's
-# own case-000 service, sees 24); the low-load runs send LOW_RATE requests per second at even spacing,
-# so requests on one event loop never overlap. Each duration is the measured
-# run only; a warm-up of WARMUP with the same load comes before it.
-# The agent's OTLP JSON is ~0.95 KB per span, 3 spans per request, and a
-# case's traces.json should stay under ~3 MB with every request of the run
-# in it, hence the short 20-client runs (shorter still for /reactive, which
-# serves ~8x the requests). Each can be overridden from the environment.
+# The load. 20 closed-loop clients for the contended runs (orders, the
+# lab's own case-000 service, sees 24). The low-load runs send LOW_RATE
+# requests per second at even spacing, so requests on one event loop never
+# overlap. Each duration is the measured run only; a warm-up of WARMUP with
+# the same load comes before it. The agent's spans come out at ~0.95 KB each
+# in OTLP JSON, 3 per request, and a case's traces.json should stay under
+# ~3 MB with every request of the run in it: hence the short 20-client runs,
+# shorter still for /reactive, which serves ~8x the requests. Each can be
+# overridden from the environment.
 VUS=${VUS:-20}
 WARMUP=${WARMUP:-5s}
 BLOCKING_DURATION=${BLOCKING_DURATION:-12s}
