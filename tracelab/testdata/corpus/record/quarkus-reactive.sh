@@ -74,9 +74,9 @@ cases=${CASES:-quarkus-blocking-20vus quarkus-reactive-20vus quarkus-reactive-lo
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'quarkus-reactive.sh: %s\n' "$*" >&2; exit 1; }
 
+work=$(realpath -m "$work")
 case $work in "$tracelab_src"/*|"$(dirname "$tracelab_src")"/*) die "QUARKUS_CORPUS_WORK=$work is inside the repository; pick a scratch dir outside it" ;; esac
 mkdir -p "$work/dl" "$work/bin" "$work/logs"
-work=$(cd "$work" && pwd)
 
 # Every process this script starts is in pids; the trap stops them all.
 pids=()
