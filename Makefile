@@ -20,7 +20,7 @@ JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -nam
 # A recipe prefix: the services need a JDK >= 21, which may not be the default.
 MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f services/pom.xml
 
-.PHONY: help tools build up down status logs test test-go test-java test-static test-dashboards test-e2e bench train clean
+.PHONY: help tools build up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
 .PHONY: tools-k8s test-k8s images kind-load kind-up kind-down eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
@@ -80,6 +80,11 @@ test-dashboards: tools $(TRACELAB)
 test-go:
 	@echo "==> Go tests"
 	cd tracelab && go vet ./... && go test ./...
+
+# Also part of test-go (go test ./...); this runs only the corpus, verbosely.
+test-corpus: ## judge tracelab's detectors on the labelled corpus (tracelab/testdata/corpus): a missed label or an unlabelled finding fails
+	@echo "==> detector corpus: tracelab/testdata/corpus"
+	cd tracelab && go test -count=1 -v ./corpus
 
 test-java:
 	@echo "==> Java tests"
