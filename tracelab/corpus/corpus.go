@@ -83,6 +83,12 @@ type Finding struct {
 	Operation     string
 	CallsPerTrace float64
 	Summary       string // for people reading a failure
+
+	// Set when the tool does not say which request, or which operation,
+	// a finding is about (perf-sentinel's endpoint is empty when it reads
+	// Jaeger JSON): a label's request or operation is then not compared.
+	// tracelab's findings always leave them false.
+	RequestUnknown, OperationUnknown bool
 }
 
 func (f Finding) String() string {
@@ -98,7 +104,8 @@ func (f Finding) String() string {
 func FromDetect(fs []detect.Finding) []Finding {
 	out := make([]Finding, len(fs))
 	for i, f := range fs {
-		out[i] = Finding{f.Detector, f.Service, f.Request, f.Operation, f.CallsPerTrace, f.Summary}
+		out[i] = Finding{Detector: f.Detector, Service: f.Service, Request: f.Request,
+			Operation: f.Operation, CallsPerTrace: f.CallsPerTrace, Summary: f.Summary}
 	}
 	return out
 }
@@ -239,10 +246,10 @@ func Matches(l Label, f Finding) bool {
 	if l.Detector != f.Detector || l.Service != f.Service {
 		return false
 	}
-	if l.Request != "" && l.Request != f.Request {
+	if l.Request != "" && !f.RequestUnknown && l.Request != f.Request {
 		return false
 	}
-	if l.Operation != "" && !strings.Contains(NormalizeOperation(f.Operation), NormalizeOperation(l.Operation)) {
+	if l.Operation != "" && !f.OperationUnknown && !strings.Contains(NormalizeOperation(f.Operation), NormalizeOperation(l.Operation)) {
 		return false
 	}
 	return f.CallsPerTrace >= l.MinCallsPerTrace
@@ -250,12 +257,12 @@ func Matches(l Label, f Finding) bool {
 
 var (
 	spaces       = regexp.MustCompile(`\s+`)
-	placeholders = regexp.MustCompile(`\{[^{}\s]*\}|\$\d+`)
+	placeholders = regexp.MustCompile(`\{[^{}\s]*\}|\$(\d+|\?)`)
 )
 
 // NormalizeOperation makes operations comparable across tools: lower case,
 // runs of white space as one space, and every placeholder ({id}, {ownerId},
-// $1, ?) written as ?.
+// $1, perf-sentinel's $?, ?) written as ?.
 func NormalizeOperation(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	s = spaces.ReplaceAllString(s, " ")
