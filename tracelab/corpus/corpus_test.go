@@ -61,6 +61,9 @@ func TestScore(t *testing.T) {
 	otherRequest.Request = "GET /catalog/other"
 	books := Finding{Detector: "n-plus-one", Service: "books", Operation: `postgresql SELECT * FROM "books_author" WHERE id = ?`, CallsPerTrace: 10}
 	absent := Finding{Detector: "event-loop-blocking", Service: "catalog", Operation: "GET /prices/{id}"}
+	// Another tool that names no request (perf-sentinel on Jaeger JSON).
+	noRequest := otherRequest
+	noRequest.Request, noRequest.RequestUnknown = "", true
 
 	for _, tc := range []struct {
 		name          string
@@ -72,6 +75,7 @@ func TestScore(t *testing.T) {
 		{"every label matched, chatty-db missed", []Finding{books, match}, 2, []string{"chatty-db/orders"}, nil},
 		{"absent detector reported", []Finding{books, match, absent}, 2, []string{"chatty-db/orders"}, []string{"event-loop-blocking/catalog"}},
 		{"request differs", []Finding{books, otherRequest}, 1, []string{"n-plus-one/catalog", "chatty-db/orders"}, []string{"n-plus-one/catalog"}},
+		{"request unknown to the tool", []Finding{books, noRequest}, 2, []string{"chatty-db/orders"}, nil},
 		{"too few calls", []Finding{books, fewCalls}, 1, []string{"n-plus-one/catalog", "chatty-db/orders"}, []string{"n-plus-one/catalog"}},
 		{"one finding satisfies one label", []Finding{books, books}, 1, []string{"n-plus-one/catalog", "chatty-db/orders"}, []string{"n-plus-one/books"}},
 		{"nothing found", nil, 0, []string{"n-plus-one/catalog", "chatty-db/orders", "n-plus-one/books"}, nil},
