@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -60,6 +61,7 @@ func throughput(out io.Writer, tlBin string, ps *perfSentinel, runs int) error {
 		return fmt.Errorf("perf-sentinel analyze: %v", err)
 	}
 
+	loadBefore := loadAverage()
 	var tlTimes, psTimes []float64
 	var tlRSS, psRSS int64
 	for i := 0; i < runs; i++ {
@@ -84,7 +86,7 @@ func throughput(out io.Writer, tlBin string, ps *perfSentinel, runs int) error {
 	fmt.Fprintf(out, "  Jaeger JSON %.1f MiB for perf-sentinel (its limit: 100 MiB), OTLP JSON %.1f MiB for tracelab\n", jSize, oSize)
 	fmt.Fprintf(out, "  perf-sentinel kept %d of the spans as I/O events (database and outgoing HTTP calls) in %d traces\n",
 		psReport.Analysis.Events, psReport.Analysis.Traces)
-	fmt.Fprintf(out, "  %d alternating runs of each whole process, wall time:\n", runs)
+	fmt.Fprintf(out, "  %d alternating runs of each whole process, wall time (load average before: %s):\n", runs, loadBefore)
 	w := func(name, cmd string, times []float64, rss int64) {
 		fmt.Fprintf(out, "  %-13s %-58s median %6.2f s (%.2f–%.2f)  %8.0f spans/s  peak RSS %4d MiB\n",
 			name, cmd, median(times), slices.Min(times), slices.Max(times), float64(spans)/median(times), rss>>10)
@@ -189,6 +191,19 @@ func timed(cmd *exec.Cmd) (float64, int64, error) {
 		rss = ru.Maxrss // KiB on Linux
 	}
 	return d, rss, nil
+}
+
+// loadAverage is the machine's 1-minute load average, to read the times by.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "unknown"
+	}
+	return f[0]
 }
 
 func median(xs []float64) float64 {
