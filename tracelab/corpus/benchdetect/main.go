@@ -170,10 +170,9 @@ func printTables(out *os.File, ids []string, results []caseResult) {
 	fmt.Fprintf(out, "Detectors on the labelled corpus: %d case(s), %d held out (never looked at when tuning)\n", len(results), heldOut)
 	fmt.Fprintln(out, "TP: labelled finding reported; FP: finding nobody labelled; FN: labelled finding missed.")
 	for _, id := range ids {
-		fmt.Fprintf(out, "\n%s\n", id)
+		fmt.Fprintf(out, "\n%s: all %d case(s) | the %d held-out case(s)\n", id, len(results), heldOut)
 		w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(w, "\tall cases\t\t\t\t\t|\theld-out\t\t\t\t\t\n")
-		fmt.Fprintf(w, "tool\tTP\tFP\tFN\tprecision\trecall\t|\tTP\tFP\tFN\tprecision\trecall\t\n")
+		fmt.Fprintf(w, "\tTP\tFP\tFN\tprecision\trecall\t|\tTP\tFP\tFN\tprecision\trecall\t\n")
 		for _, tool := range []string{tracelabName, psName} {
 			if tool == psName && !psCompares(id) {
 				fmt.Fprintf(w, "%s\t—\t—\t—\t—\t—\t|\t—\t—\t—\t—\t—\t\n", tool)
