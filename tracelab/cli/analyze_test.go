@@ -56,13 +56,13 @@ func TestAnalyzeJSONOutput(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &top); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
 	}
-	for _, k := range []string{"traces", "spans", "findings", "requests"} {
+	for _, k := range []string{"traces", "spans", "findings", "requests", "background"} {
 		if _, ok := top[k]; !ok {
 			t.Errorf("output lacks %q", k)
 		}
 	}
-	if len(top) != 4 {
-		t.Errorf("output has %d top-level keys, want 4", len(top))
+	if len(top) != 5 {
+		t.Errorf("output has %d top-level keys, want 5", len(top))
 	}
 	var findings []struct {
 		Detector string `json:"detector"`

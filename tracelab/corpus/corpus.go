@@ -110,9 +110,10 @@ func FromDetect(fs []detect.Finding) []Finding {
 	return out
 }
 
-// Load reads every case under dir: each subfolder holding a labels.yaml.
-// A subfolder without one is an error, so that a case is not skipped
-// silently.
+// Load reads every case under dir: each subfolder holding labels.yaml and
+// traces.json. A folder with neither (record/, the recording scripts) is
+// not a case; one with only one of them is an error, so that a case is not
+// skipped silently.
 func Load(dir string) ([]Case, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -120,7 +121,7 @@ func Load(dir string) ([]Case, error) {
 	}
 	var cases []Case
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !e.IsDir() || !exists(filepath.Join(dir, e.Name(), "labels.yaml")) && !exists(filepath.Join(dir, e.Name(), "traces.json")) {
 			continue
 		}
 		c, err := LoadCase(filepath.Join(dir, e.Name()))
@@ -151,6 +152,11 @@ func LoadCase(dir string) (Case, error) {
 		return c, fmt.Errorf("case %s: %w", c.Name, err)
 	}
 	return c, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // DetectorIDs are the ids of every registered tracelab detector.

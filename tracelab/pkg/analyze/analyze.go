@@ -16,10 +16,21 @@ import (
 // Report is the result of an analysis; its JSON form is what
 // `tracelab analyze --format json` prints.
 type Report struct {
-	Traces   int              `json:"traces"`
-	Spans    int              `json:"spans"`
-	Findings []detect.Finding `json:"findings"` // never null; ranked by share_of_critical_path, largest first
-	Requests []RequestStats   `json:"requests"` // never null; most frequent request type first
+	Traces     int              `json:"traces"`
+	Spans      int              `json:"spans"`
+	Findings   []detect.Finding `json:"findings"`   // never null; ranked by share_of_critical_path, largest first
+	Requests   []RequestStats   `json:"requests"`   // never null; most frequent request type first
+	Background []Background     `json:"background"` // never null; traces that serve no request, most frequent first
+}
+
+// Background counts the traces of one root operation that serve no request
+// (no SERVER or CONSUMER root, see trace.Request): an application's
+// start-up, a scheduled job. They are kept out of the request types and out
+// of the detectors, whose findings are about what a request pays.
+type Background struct {
+	Root   string `json:"root"` // fingerprint of the root span, e.g. "petclinic INSERT petclinic.owners"
+	Traces int    `json:"traces"`
+	Spans  int    `json:"spans"`
 }
 
 // RequestStats describes one request type: the traces whose root span has
@@ -52,16 +63,51 @@ const MaxPathSegments = 10
 // cores, since every detector and the request breakdown need them.
 func Analyze(traces []*trace.Trace, detectors []detect.Detector) Report {
 	warmCaches(traces)
-	r := Report{Traces: len(traces), Findings: []detect.Finding{}, Requests: []RequestStats{}}
+	r := Report{Traces: len(traces), Findings: []detect.Finding{}, Requests: []RequestStats{}, Background: []Background{}}
+	var requests, background []*trace.Trace
 	for _, t := range traces {
 		r.Spans += len(t.Spans)
+		if t.Request() != nil {
+			requests = append(requests, t)
+		} else {
+			background = append(background, t)
+		}
 	}
 	for _, d := range detectors {
-		r.Findings = append(r.Findings, d.Detect(traces)...)
+		r.Findings = append(r.Findings, d.Detect(requests)...)
 	}
 	detect.Sort(r.Findings)
-	r.Requests = requestStats(traces)
+	r.Requests = requestStats(requests)
+	r.Background = backgroundStats(background)
 	return r
+}
+
+func backgroundStats(traces []*trace.Trace) []Background {
+	byRoot := map[string]*Background{}
+	for _, t := range traces {
+		if t.Root == nil {
+			continue
+		}
+		name := t.Fingerprint(t.Root)
+		b := byRoot[name]
+		if b == nil {
+			b = &Background{Root: name}
+			byRoot[name] = b
+		}
+		b.Traces++
+		b.Spans += len(t.Spans)
+	}
+	out := make([]Background, 0, len(byRoot))
+	for _, b := range byRoot {
+		out = append(out, *b)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Traces != out[j].Traces {
+			return out[i].Traces > out[j].Traces
+		}
+		return out[i].Root < out[j].Root
+	})
+	return out
 }
 
 func warmCaches(traces []*trace.Trace) {
@@ -101,10 +147,7 @@ type requestAgg struct {
 func requestStats(traces []*trace.Trace) []RequestStats {
 	byRequest := map[string]*requestAgg{}
 	for _, t := range traces {
-		if t.Root == nil {
-			continue
-		}
-		name := t.Fingerprint(t.Root)
+		name := t.Fingerprint(t.Request())
 		a := byRequest[name]
 		if a == nil {
 			a = &requestAgg{request: name, onPath: map[segmentKey]int64{}}

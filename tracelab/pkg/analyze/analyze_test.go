@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -31,8 +32,8 @@ func TestAnalyzeJSONShape(t *testing.T) {
 	if err := json.Unmarshal(b, &top); err != nil {
 		t.Fatal(err)
 	}
-	if len(top) != 4 || top["traces"] == nil || top["spans"] == nil || top["findings"] == nil || top["requests"] == nil {
-		t.Fatalf("top-level keys = %v, want traces, spans, findings, requests", keys(top))
+	if len(top) != 5 || top["traces"] == nil || top["spans"] == nil || top["findings"] == nil || top["requests"] == nil || top["background"] == nil {
+		t.Fatalf("top-level keys = %v, want traces, spans, findings, requests, background", keys(top))
 	}
 	if string(top["traces"]) != "4" || string(top["spans"]) != "1231" {
 		t.Errorf("traces = %s, spans = %s; want 4, 1231", top["traces"], top["spans"])
@@ -42,7 +43,7 @@ func TestAnalyzeJSONShape(t *testing.T) {
 		t.Fatalf("findings = %s (%v)", top["findings"], err)
 	}
 	for _, k := range []string{"detector", "service", "parent_operation", "operation", "calls_per_trace", "max_concurrency",
-		"share_of_parent", "share_of_critical_path", "traces_affected", "summary", "evidence"} {
+		"share_of_parent", "share_of_critical_path", "traces_affected", "summary", "evidence", "request"} {
 		if _, ok := findings[0][k]; !ok {
 			t.Errorf("finding lacks %q: %v", k, findings[0])
 		}
@@ -59,7 +60,7 @@ func TestAnalyzeEmptyIsNotNull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"traces":0,"spans":0,"findings":[],"requests":[]}`; string(b) != want {
+	if want := `{"traces":0,"spans":0,"findings":[],"requests":[],"background":[]}`; string(b) != want {
 		t.Errorf("got %s, want %s", b, want)
 	}
 	// A clean request: findings stay an empty list.
@@ -194,5 +195,32 @@ func TestRequestStatsCountsDBCalls(t *testing.T) {
 	b, _ := json.Marshal(rq)
 	if !strings.Contains(string(b), `"db_calls_per_trace":6`) {
 		t.Errorf("JSON lacks db_calls_per_trace: %s", b)
+	}
+}
+
+// A trace with no SERVER or CONSUMER root (an application's start-up) is
+// background: counted apart, never a request type, never a finding, even
+// when it runs a dozen different statements one after another.
+func TestBackgroundTracesAreReportedApart(t *testing.T) {
+	startup := []*trace.Span{{TraceID: "b", SpanID: "r", Name: "DataSourceInitializer.runScripts", Kind: trace.KindInternal,
+		Service: "clinic", Start: 0, End: 20e6, Attrs: map[string]string{}}}
+	for i := 0; i < 12; i++ {
+		startup = append(startup, &trace.Span{TraceID: "b", SpanID: fmt.Sprintf("s%d", i), ParentID: "r", Name: "INSERT",
+			Kind: trace.KindClient, Service: "clinic", Start: int64(i) * 1e6, End: int64(i)*1e6 + 9e5,
+			Attrs: map[string]string{"db.system": "h2", "db.statement": fmt.Sprintf("INSERT INTO t%d VALUES (1)", i)}})
+	}
+	spans := append(startup, LabTrace(LabOptions{Items: 50, Batch: true, Seed: 1})...)
+	rep := Analyze(trace.Group(spans), detect.All())
+	if len(rep.Findings) != 0 {
+		t.Errorf("findings on a start-up trace: %+v", rep.Findings)
+	}
+	if len(rep.Requests) != 1 || rep.Requests[0].Request != "catalog GET /catalog/summary" {
+		t.Errorf("requests = %+v, want only the catalog request", rep.Requests)
+	}
+	if len(rep.Background) != 1 || rep.Background[0].Root != "clinic DataSourceInitializer.runScripts" || rep.Background[0].Traces != 1 || rep.Background[0].Spans != 13 {
+		t.Errorf("background = %+v", rep.Background)
+	}
+	if rep.Traces != 2 {
+		t.Errorf("traces = %d, want 2 (background ones count)", rep.Traces)
 	}
 }

@@ -50,6 +50,13 @@ func WriteText(w io.Writer, r Report) error {
 			}
 		}
 	}
+	if len(r.Background) > 0 {
+		fmt.Fprintln(bw)
+		fmt.Fprintln(bw, "Background (traces that serve no request: start-up, jobs; not analyzed for findings):")
+		for _, b := range r.Background {
+			fmt.Fprintf(bw, "  %s %s, %s spans  %s\n", thousands(b.Traces), plural(b.Traces, "trace", "traces"), thousands(b.Spans), clip(b.Root))
+		}
+	}
 	return bw.Flush()
 }
 
@@ -59,6 +66,9 @@ func writeFinding(w io.Writer, n int, f detect.Finding) {
 		fmt.Fprintf(w, "     %-10s %s\n", label, fmt.Sprintf(format, a...))
 	}
 	row("service", "%s", f.Service)
+	if f.Request != "" {
+		row("request", "%s", clip(f.Request))
+	}
 	if f.ParentOperation != "" {
 		row("in", "%s", clip(f.ParentOperation))
 	}

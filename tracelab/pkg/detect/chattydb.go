@@ -11,8 +11,12 @@ import (
 
 func init() { Register(ChattyDB{}) }
 
-// ChattyDBMinRoundTrips is how many database round trips one request must
-// make, one after another, to be chatty. The public anchors bracket it:
+// ChattyDBMinStatements is how many different statements one request must
+// send to a database, one round trip after another, to be chatty. Round
+// trips that repeat one statement are the other two kinds of repetition
+// (n-plus-one when the values differ, redundant-call when they do not); a
+// statement repeated a few times, below their thresholds, makes a request
+// neither of the three. The public anchors bracket the count:
 //
 //   - Sentry's Consecutive DB Queries detector starts at 2 sequential
 //     queries (consecutive_count_threshold 2), but only for queries of
@@ -39,18 +43,19 @@ func init() { Register(ChattyDB{}) }
 // between what an ordinary write legitimately needs (read, then write: 2,
 // maybe 3 with a lock or an audit row) and case study 000's POST, which made
 // 7 round trips of about 14.5 ms each, 93% of its 109 ms under load.
-const ChattyDBMinRoundTrips = 5
+const ChattyDBMinStatements = 5
 
 // ChattyDB finds requests that talk to a database in many small steps:
-// ChattyDBMinRoundTrips or more statements of any kind, executed one after
+// ChattyDBMinStatements or more different statements, executed one after
 // another, so that the request pays the network round trip each time. The
 // fix is fewer, larger round trips: one statement, a batch, or a stored
 // procedure.
 //
-// Repeats of one statement that n-plus-one reports (the same fingerprint,
-// NPlusOneMinCalls or more times under one parent, sequential) are left to
-// it: they are set aside before counting, so a request is never reported
-// twice for the same round trips. A request with 1 + 20 author queries is
+// Repeats of one statement that n-plus-one or redundant-call reports (the
+// same unit NPlusOneMinCalls or more times under one parent, sequential; or
+// the same read with the same values) are left to them: they are set aside
+// before counting, so a request is never reported twice for the same round
+// trips. A request with 1 + 20 author queries is
 // an N+1 and nothing else; one with 7 distinct statements plus an N+1 loop
 // gets both findings, each over its own spans.
 type ChattyDB struct{}
@@ -60,7 +65,8 @@ func (ChattyDB) ID() string { return "chatty-db" }
 
 type chattyKey struct {
 	service string // the service that talks to the database
-	request string // trace.Operation of its request span
+	request string // requestOf the trace
+	handler string // trace.Operation of its request span in that service
 	db      string // database system and name, e.g. "postgresql orders"
 }
 
@@ -84,9 +90,9 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 		// One trace's critical-path share sums over its chatty requests.
 		shares := map[*chattyAgg]float64{}
 		for _, r := range chattyRequests(t) {
-			k := chattyKey{service: r.calls[0].Service, db: dbLabel(r.calls[0])}
+			k := chattyKey{service: r.calls[0].Service, request: requestOf(t), db: dbLabel(r.calls[0])}
 			if r.span != nil {
-				k.request = t.Operation(r.span)
+				k.handler = t.Operation(r.span)
 			}
 			a := aggs[k]
 			if a == nil {
@@ -110,9 +116,11 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 			if r.span != nil && r.span.Duration() > 0 {
 				a.shareParent += math.Min(1, float64(union)/float64(r.span.Duration()))
 			}
+			// The spans that wrap each round trip alone (repository and
+			// ORM spans) are part of its cost.
 			share := 0.0
 			if dur := t.Duration(); dur > 0 {
-				share = float64(t.CriticalTimeUnder(r.calls)) / float64(dur)
+				share = float64(t.CriticalTimeUnder(wrappers(t, r.calls))) / float64(dur)
 			}
 			shares[a] += share
 			if a.example == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.example.ID {
@@ -134,7 +142,8 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 		f := Finding{
 			Detector:            d.ID(),
 			Service:             k.service,
-			ParentOperation:     k.request,
+			Request:             k.request,
+			ParentOperation:     k.handler,
 			Operation:           k.db,
 			CallsPerTrace:       round(float64(a.calls)/n, 2),
 			MaxConcurrency:      a.maxConc,
@@ -153,8 +162,8 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 			},
 		}
 		if a.setAside > 0 {
-			// Not counted above: n-plus-one reports them.
-			f.Evidence["n_plus_one_round_trips"] = round(float64(a.setAside)/n, 2)
+			// Not counted above: n-plus-one or redundant-call reports them.
+			f.Evidence["repeated_round_trips"] = round(float64(a.setAside)/n, 2)
 		}
 		if a.exampleRequest != nil {
 			f.Evidence["example_parent_span_id"] = a.exampleRequest.SpanID
@@ -167,8 +176,8 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 		}
 		f.Evidence["highlight_span_ids"] = ids
 		in := ""
-		if k.request != "" {
-			in = " per " + k.request
+		if k.handler != "" {
+			in = " per " + k.handler
 		}
 		f.Summary = fmt.Sprintf("%s makes %s round trips to %s%s, one after another (%.1f ms each on average); they are %.0f%% of the request's critical path. Do the same work in one statement or one batched round trip.",
 			k.service, count(f.CallsPerTrace), k.db, in, f.Evidence["mean_round_trip_ms"], 100*f.ShareOfCriticalPath)
@@ -182,22 +191,14 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 type chattyRequest struct {
 	span     *trace.Span // the request, see requestSpan; nil if the calls have none
 	calls    []*trace.Span
-	setAside int // round trips left to n-plus-one
+	setAside int // round trips left to n-plus-one and redundant-call
 }
 
 // chattyRequests returns the requests of one trace that made at least
-// ChattyDBMinRoundTrips sequential database round trips, not counting
-// those n-plus-one reports.
+// ChattyDBMinStatements different statements in sequential database round
+// trips, not counting those n-plus-one and redundant-call report.
 func chattyRequests(t *trace.Trace) []chattyRequest {
-	var nplus1 map[*trace.Span]bool
-	for _, o := range repeatedSequentialCalls(t) {
-		if nplus1 == nil {
-			nplus1 = map[*trace.Span]bool{}
-		}
-		for _, c := range o.calls {
-			nplus1[c] = true
-		}
-	}
+	repeated := repeatedCalls(t)
 
 	type reqKey struct {
 		span    *trace.Span
@@ -207,7 +208,7 @@ func chattyRequests(t *trace.Trace) []chattyRequest {
 	byRequest := map[reqKey]*chattyRequest{}
 	var order []reqKey
 	for _, s := range t.Spans {
-		if !IsDBRoundTrip(s) || insideDBCall(t, s) {
+		if !IsDBRoundTrip(s) || !t.OwnCall(s) {
 			continue
 		}
 		r := requestSpan(t, s)
@@ -218,7 +219,7 @@ func chattyRequests(t *trace.Trace) []chattyRequest {
 			byRequest[k] = cr
 			order = append(order, k)
 		}
-		if nplus1[s] {
+		if repeated[s] {
 			cr.setAside++
 			continue
 		}
@@ -228,7 +229,11 @@ func chattyRequests(t *trace.Trace) []chattyRequest {
 	var out []chattyRequest
 	for _, k := range order {
 		cr := byRequest[k]
-		if len(cr.calls) < ChattyDBMinRoundTrips {
+		distinct := map[string]bool{}
+		for _, c := range cr.calls {
+			distinct[t.Operation(c)] = true
+		}
+		if len(distinct) < ChattyDBMinStatements {
 			continue
 		}
 		// Statements sent concurrently (several connections, or a
@@ -256,18 +261,6 @@ func IsDBRoundTrip(s *trace.Span) bool {
 		return false
 	}
 	return !strings.HasSuffix(s.Attr("code.function.name", "code.function"), "getConnection")
-}
-
-// insideDBCall reports whether s runs under another database call of its
-// service (an ORM span over its JDBC statement, say): the outer call is
-// the round trip, the inner one is the same round trip seen lower down.
-func insideDBCall(t *trace.Trace, s *trace.Span) bool {
-	for p := t.Parent(s); p != nil && p.Service == s.Service; p = t.Parent(p) {
-		if trace.Classify(p) == trace.CallDB {
-			return true
-		}
-	}
-	return false
 }
 
 // dbLabel names the database a call goes to: its system and, when known,

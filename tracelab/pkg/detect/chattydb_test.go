@@ -45,8 +45,8 @@ func TestChattyDBCaseStudy(t *testing.T) {
 		if st := ev["example_statements"].([]string); len(st) != 7 || !strings.HasPrefix(st[0], "postgresql SELECT id, name, status FROM customer") {
 			t.Errorf("example statements = %q", st)
 		}
-		if _, ok := ev["n_plus_one_round_trips"]; ok {
-			t.Errorf("no N+1 here, yet n_plus_one_round_trips = %v", ev["n_plus_one_round_trips"])
+		if _, ok := ev["repeated_round_trips"]; ok {
+			t.Errorf("no N+1 here, yet repeated_round_trips = %v", ev["repeated_round_trips"])
 		}
 		if !strings.Contains(f.Summary, "7 round trips to postgresql orders per POST /orders") {
 			t.Errorf("summary = %q", f.Summary)
@@ -143,7 +143,7 @@ func TestChattyDBLeavesNPlusOneAlone(t *testing.T) {
 	}
 	tr := []*trace.Trace{dbTrace("c", stmts, false)}
 	fs := chatty(tr)
-	if len(fs) != 1 || fs[0].CallsPerTrace != 6 || fs[0].Evidence["n_plus_one_round_trips"] != 8.0 {
+	if len(fs) != 1 || fs[0].CallsPerTrace != 6 || fs[0].Evidence["repeated_round_trips"] != 8.0 {
 		t.Errorf("want 6 chatty round trips and 8 set aside, got %+v", fs)
 	}
 	if np := nplusone(tr); len(np) != 1 || np[0].CallsPerTrace != 8 {

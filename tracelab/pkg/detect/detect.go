@@ -12,7 +12,8 @@
 // (cached per trace), trace.IsCall / trace.Classify for outgoing calls,
 // trace.Concurrency for sibling overlap, and t.CriticalTimeUnder(spans) /
 // t.Duration() for ShareOfCriticalPath, which is what findings are ranked
-// by. Detectors must only read the traces: Analyze may share them between
+// by; a call's spans there are its wrappers (t.Wrapper: the repository and
+// ORM spans around it), whose time is part of what the call costs. Detectors must only read the traces: Analyze may share them between
 // goroutines. Cite in a comment where each threshold comes from.
 package detect
 

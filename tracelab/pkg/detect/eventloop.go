@@ -42,6 +42,33 @@ const (
 	// would otherwise read as two calls in flight at once. 100 µs is well
 	// under a network round trip and well over that hand-off.
 	eventLoopSlack = 100_000 // ns
+
+	// EventLoopMinSerialCalls and EventLoopMinBusyShare judge the other
+	// shape a blocked loop leaves: a loop that reads the next request only
+	// once it is free starts each server span just after the previous call
+	// on that thread ended, so no trace shows a wait. What shows is the
+	// thread: its calls never overlap, and they fill it. A thread is judged
+	// on at least 20 requests (the sample dispatch-overhead needs for a
+	// median, DispatchMinRequests), and flagged when calls that never
+	// overlapped cover at least 80% of its time from its first call to its
+	// last. A non-blocking client leaves the thread free while a call is in
+	// flight; for its calls to fill 80% of the thread without ever
+	// overlapping, each request would have to arrive just as the previous
+	// call ended, 20 times over. Independent clients do not do that: at that
+	// occupancy a new call starts during another about four times in five.
+	// One client sending requests one after another does, so the shape
+	// also needs the thread to serve clients that take turns: at least two
+	// kept-alive client connections (network.peer.port or client.port),
+	// each seen more than once, with the connection changing between at
+	// least half of the consecutive requests. Closed-loop clients on one
+	// connection each can only take turns without overlapping if the
+	// thread keeps them waiting: k clients whose calls fill 80% of the
+	// thread leave each one a pause of at least (k-1) calls between
+	// requests, which they do not take of their own accord. Without
+	// recorded client ports, or with a new connection per request, the
+	// shape is not judged.
+	EventLoopMinSerialCalls = 20
+	EventLoopMinBusyShare   = 0.8
 )
 
 // eventLoopThreadPrefixes name the threads that run event loops. Vert.x
@@ -70,11 +97,18 @@ func IsEventLoopThread(name string) bool {
 // non-blocking clients start their calls there too. What differs is what
 // happens when requests compete for the thread. A blocked thread cannot
 // start another call (or run anything else) until the current one
-// returns, so its calls never overlap and a request that arrives meanwhile
-// waits; a non-blocking client lets the second call start at once, so the
-// calls overlap. The detector therefore looks at every event-loop thread
-// across all traces and flags it only when enough requests competed for
-// it and (nearly) all of them waited.
+// returns, so its calls never overlap and the other requests wait; a
+// non-blocking client lets the second call start at once, so the calls
+// overlap. The detector looks at every event-loop thread across all
+// traces and flags it on either of the two shapes the wait leaves:
+//
+//   - the wait shows in the traces: a loop that reads every request that
+//     has arrived starts their server spans together, and then serves
+//     them one call after another (waitedForThread);
+//   - the wait shows in no trace: a loop that reads the next request only
+//     once it is free starts each server span just after the previous
+//     call ended. The thread then shows calls that never overlap, fill
+//     it, and serve client connections that take turns (saturated).
 //
 // With one request at a time both clients produce the same traces: calls
 // never overlap because nothing else is running, and nobody waits. Such
@@ -107,22 +141,38 @@ type threadEvidence struct {
 	freeTime  int64 // summed arrival-to-call time of those
 	maxConc   int
 	waits     map[*trace.Span]int64 // call -> its wait, for the requests that waited
+
+	busyShare float64 // share of the thread's time, first call to last, inside its calls
+	takeTurns bool    // kept-alive client connections took turns on it, see EventLoopMinBusyShare
 }
 
 func (e *threadEvidence) blocking() bool {
+	return e.waitedForThread() || e.saturated()
+}
+
+// waitedForThread is the shape a trace shows: requests that arrived and
+// then waited for another request's call on the thread.
+func (e *threadEvidence) waitedForThread() bool {
 	return e.contended >= EventLoopMinContended &&
 		float64(e.waited) >= EventLoopMinWaitedShare*float64(e.contended)
+}
+
+// saturated is the shape only the thread shows: see EventLoopMinBusyShare.
+func (e *threadEvidence) saturated() bool {
+	return len(e.calls) >= EventLoopMinSerialCalls && e.maxConc <= 1 &&
+		e.busyShare >= EventLoopMinBusyShare && e.takeTurns
 }
 
 // eventLoopKey identifies one finding.
 type eventLoopKey struct {
 	service string // the service whose event loop is blocked
+	request string // requestOf the trace
 	handler string // trace.Operation of the request's server span, if any
 	call    string // trace.Operation of the blocking call
 }
 
 func (c loopCall) key() eventLoopKey {
-	k := eventLoopKey{service: c.call.Service, call: c.t.Operation(c.call)}
+	k := eventLoopKey{service: c.call.Service, request: requestOf(c.t), call: c.t.Operation(c.call)}
 	if c.handler != nil {
 		k.handler = c.t.Operation(c.handler)
 	}
@@ -139,6 +189,8 @@ type eventLoopAgg struct {
 	waitTime, freeTime      int64
 	waitShare               float64 // summed wait / request duration, over the requests that waited
 	maxConc                 int
+	saturated               int     // threads flagged by their occupancy alone
+	busyShare               float64 // summed over those threads
 	example                 *trace.Trace
 	exampleCall             *trace.Span
 	exampleWait             int64
@@ -184,6 +236,10 @@ func (d EventLoopBlocking) Detect(traces []*trace.Trace) []Finding {
 				a.free += e.free
 				a.freeTime += e.freeTime
 				a.maxConc = max(a.maxConc, e.maxConc)
+				if !e.waitedForThread() {
+					a.saturated++
+					a.busyShare += e.busyShare
+				}
 			}
 		}
 	}
@@ -206,7 +262,7 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 	for _, t := range traces {
 		calls := a.byTrace[t]
 		if dur := t.Duration(); dur > 0 {
-			shareCP += float64(t.CriticalTimeUnder(calls)) / float64(dur)
+			shareCP += float64(t.CriticalTimeUnder(wrappers(t, calls))) / float64(dur)
 		}
 		if h := requestSpan(t, calls[0]); h != nil && h.Duration() > 0 {
 			shareParent += math.Min(1, float64(trace.UnionLength(trace.Intervals(calls)))/float64(h.Duration()))
@@ -224,6 +280,7 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 	f := Finding{
 		Detector:            id,
 		Service:             k.service,
+		Request:             k.request,
 		ParentOperation:     k.handler,
 		Operation:           k.call,
 		CallsPerTrace:       round(float64(a.calls)/n, 2),
@@ -252,6 +309,14 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 	in := ""
 	if k.handler != "" {
 		in = " in " + k.handler
+	}
+	if a.saturated == len(threads) {
+		busy := a.busyShare / float64(a.saturated)
+		f.Evidence["thread_busy_share"] = round(busy, 4)
+		f.Summary = fmt.Sprintf("%s blocks its event-loop %s %s with %s%s (%.1f ms per call): while requests were in progress on several threads at once, the calls on one thread never overlapped and filled %.0f%% of its time, serving one client connection after another. Requests queued for the thread before their spans began, so the wait is in no span. The calls are %.0f%% of the request's critical path. Use a non-blocking client, or make the call on a worker thread.",
+			k.service, plural(len(threads), "thread", "threads"), strings.Join(threads, ", "), k.call, in,
+			f.Evidence["mean_call_ms"], 100*busy, 100*f.ShareOfCriticalPath)
+		return f
 	}
 	f.Summary = fmt.Sprintf("%s blocks its event-loop %s %s with %s%s (%.1f ms per call): calls on one thread never overlapped, and %d of %d requests that competed for a thread waited for it (%.1f ms from arrival to call on average, against %.1f ms when the thread was free). The calls are %.0f%% of the request's critical path; the waits %.0f%% of a waiting request. Use a non-blocking client, or make the call on a worker thread.",
 		k.service, plural(len(threads), "thread", "threads"), strings.Join(threads, ", "), k.call, in,
@@ -303,11 +368,10 @@ func loopCallsByThread(traces []*trace.Trace) map[threadKey]*threadEvidence {
 //
 // Contended requests are the overlapped plus the waited ones.
 //
-// Only waits that show in the request's own trace count. A request that
-// arrives while the loop is blocked is often not even read until the call
-// ends, so its server span starts late and its wait is invisible; that is
-// why the detector needs load at which several requests pile up behind
-// one call (they are read together, then served one after another).
+// Only waits that show in the request's own trace count here. A request
+// that arrives while the loop is blocked is often not even read until the
+// call ends, so its server span starts late and its wait is invisible;
+// busyShare and takeTurns judge that shape from the thread instead.
 func (e *threadEvidence) judge() {
 	n := len(e.calls)
 	byStart := make([]loopCall, n)
@@ -325,6 +389,10 @@ func (e *threadEvidence) judge() {
 	}
 	e.maxConc = trace.MaxConcurrency(iv)
 	e.waits = map[*trace.Span]int64{}
+	if window := byEnd[n-1].call.End - byStart[0].call.Start; window > 0 {
+		e.busyShare = float64(trace.UnionLength(trace.Intervals(spansOf(byStart)))) / float64(window)
+	}
+	e.takeTurns = connectionsTakeTurns(byStart)
 
 	for i, c := range byStart {
 		if c.handler == nil {
@@ -372,6 +440,53 @@ func (e *threadEvidence) judge() {
 			e.freeTime += s - a
 		}
 	}
+}
+
+// connectionsTakeTurns reports whether the requests of calls (in start
+// order) came on at least two client connections that were each used more
+// than once, changing between at least half of the consecutive requests.
+func connectionsTakeTurns(calls []loopCall) bool {
+	uses := map[string]int{}
+	switches, prev := 0, ""
+	for i, c := range calls {
+		conn := ""
+		if c.handler != nil {
+			conn = clientConnection(c.handler)
+		}
+		if conn == "" {
+			return false
+		}
+		uses[conn]++
+		if i > 0 && conn != prev {
+			switches++
+		}
+		prev = conn
+	}
+	reused := 0
+	for _, n := range uses {
+		if n > 1 {
+			reused++
+		}
+	}
+	return reused >= 2 && 2*switches >= len(calls)-1
+}
+
+// clientConnection names the client connection a server span's request
+// came on, "address:port", or "" when the span does not record the port.
+func clientConnection(s *trace.Span) string {
+	port := s.Attr("network.peer.port", "client.port", "net.sock.peer.port", "net.peer.port")
+	if port == "" {
+		return ""
+	}
+	return s.Attr("network.peer.address", "client.address", "net.sock.peer.addr", "net.peer.ip") + ":" + port
+}
+
+func spansOf(calls []loopCall) []*trace.Span {
+	out := make([]*trace.Span, len(calls))
+	for i, c := range calls {
+		out[i] = c.call
+	}
+	return out
 }
 
 // requestSpan returns the span of the request that s serves within its own

@@ -40,11 +40,19 @@ type ordersOptions struct {
 	CallMs     float64 // customers call; 0 means 4
 	StmtMs     float64 // one statement; 0 means 2
 	NewSemconv bool    // db.system.name / db.query.text instead of db.system / db.statement
-	Seed       int64
+	// ReadWhenFree makes a loop read one request at a time, only once it
+	// is free: a blocked loop's queue then waits before its server spans
+	// start, where no trace shows it (a stock Netty server span).
+	ReadWhenFree bool
+	// PeerPorts records the client connection on the server span
+	// (network.peer.address and network.peer.port), as the Java agent
+	// does; ConnPerRequest gives every request a new connection.
+	PeerPorts, ConnPerRequest bool
+	Seed                      int64
 }
 
 type orderReq struct {
-	vu, loop                int
+	vu, loop, conn          int
 	arrive, read, callStart int64
 	callEnd, dbStart, end   int64
 	worker                  int
@@ -114,9 +122,13 @@ func ordersLoad(o ordersOptions) []*trace.Span {
 			return
 		}
 		sent++
-		r := &orderReq{vu: vu, loop: vu % o.Loops, arrive: at,
+		r := &orderReq{vu: vu, loop: vu % o.Loops, conn: vu, arrive: at,
 			traceID:  fmt.Sprintf("%016x%016x", uint64(o.Seed)+1, uint64(sent)*0x9e3779b97f4a7c15),
 			customer: strconv.Itoa(1 + rng.Intn(50))}
+		if o.ConnPerRequest {
+			r.conn = sent
+			r.loop = sent % o.Loops // a new connection goes to the next loop
+		}
 		push(simEvent{at: at, kind: evArrive, req: r})
 	}
 	// Start the clients a little apart, as k6 ramps its VUs.
@@ -129,6 +141,9 @@ func ordersLoad(o ordersOptions) []*trace.Span {
 	wake := func(l int, at int64) int64 {
 		batch := pending[l]
 		pending[l] = nil
+		if o.ReadWhenFree {
+			batch, pending[l] = batch[:1], batch[1:]
+		}
 		cur := at
 		for _, r := range batch {
 			r.read = at
@@ -192,11 +207,11 @@ func ordersLoad(o ordersOptions) []*trace.Span {
 var chattyStatements = []string{
 	"SELECT id, name, status FROM customer WHERE id = $1",
 	"SELECT id, price, stock FROM product WHERE id = $1",
-	"SELECT id, price, stock FROM product WHERE id = $1",
 	"INSERT INTO orders (customer_id, total, created_at) VALUES ($1, $2, now()) RETURNING id",
 	"INSERT INTO order_line (order_id, product_id, quantity, price) VALUES ($1, $2, $3, $4), ($5, $6, $7, $8)",
 	"UPDATE product SET stock = stock - $1 WHERE id = $2",
 	"INSERT INTO audit (order_id, action) VALUES ($1, 'created')",
+	"SELECT id, price, stock FROM product WHERE id = $1", // the second product: 7 round trips, 6 statements
 }
 
 const singleStatement = "WITH o AS (INSERT INTO orders (customer_id, total, created_at) VALUES ($1, $2, now()) RETURNING id) INSERT INTO order_line (order_id, product_id, quantity, price) SELECT o.id, l.product_id, l.quantity, l.price FROM o, unnest($3::bigint[], $4::int[], $5::numeric[]) AS l(product_id, quantity, price)"
@@ -223,6 +238,10 @@ func (r *orderReq) spans(o ordersOptions) []*trace.Span {
 		Start: r.read, End: r.end, ResourceAttrs: orders,
 		Attrs: attrs(loopThread, map[string]string{"http.request.method": "POST", "http.route": "/orders", "url.path": "/orders",
 			"http.response.status_code": "201"})}
+	if o.PeerPorts {
+		root.Attrs["network.peer.address"] = "127.0.0.1"
+		root.Attrs["network.peer.port"] = strconv.Itoa(40000 + r.conn)
+	}
 	call := &trace.Span{TraceID: r.traceID, SpanID: id(), ParentID: root.SpanID, Name: "GET", Kind: trace.KindClient, Service: "orders",
 		Start: r.callStart, End: r.callEnd, ResourceAttrs: orders,
 		Attrs: attrs(loopThread, map[string]string{"http.request.method": "GET", "url.full": "http://127.0.0.1:18083/customers/" + r.customer,

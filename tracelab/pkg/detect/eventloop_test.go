@@ -194,3 +194,55 @@ func TestRegistryHasTheOrdersDetectors(t *testing.T) {
 		}
 	}
 }
+
+// A loop that reads the next request only once it is free hides the queue:
+// every server span starts right after the previous call on its thread
+// ended. What is left to see is the thread: calls that never overlap, fill
+// it, and serve one client connection after another while requests are in
+// progress on both loops. Calls dominate the request here (one cheap
+// statement), as in a service whose handler is the call.
+func TestEventLoopBlockingReadWhenFree(t *testing.T) {
+	o := ordersOptions{VUs: 20, Loops: 2, Requests: 400, Blocking: true, ReadWhenFree: true, PeerPorts: true,
+		Statements: 1, StmtMs: 0.2, Seed: 11}
+	traces := trace.Group(ordersLoad(o))
+	fs := eventLoop(traces)
+	if len(fs) != 1 || fs[0].Operation != customersCall || fs[0].Service != "orders" {
+		t.Fatalf("want one finding on the customers call, got %+v", fs)
+	}
+	if fs[0].Evidence["waited_requests"] != 0 {
+		t.Errorf("no wait should show in the traces of this shape, got %v waited", fs[0].Evidence["waited_requests"])
+	}
+	if busy, _ := fs[0].Evidence["thread_busy_share"].(float64); busy < detect.EventLoopMinBusyShare {
+		t.Errorf("thread_busy_share = %v", fs[0].Evidence["thread_busy_share"])
+	}
+	if !strings.Contains(fs[0].Summary, "in no span") {
+		t.Errorf("summary does not say where the wait is: %s", fs[0].Summary)
+	}
+
+	// The same traces without the clients' ports: the shape is not judged.
+	o.PeerPorts = false
+	if fs := eventLoop(trace.Group(ordersLoad(o))); len(fs) != 0 {
+		t.Errorf("without client ports: want no finding, got %s", fs[0].Summary)
+	}
+}
+
+// A non-blocking client under the same read-when-free loop, at high and at
+// low load, and the lookalikes of the blocked shape: one client per loop
+// sending back to back on its own connection, and one client opening a new
+// connection for every request. None of them blocks a loop.
+func TestEventLoopReadWhenFreeNonBlockingIsClean(t *testing.T) {
+	cases := map[string]ordersOptions{
+		"reactive, 20 clients":                 {VUs: 20, Loops: 2, Requests: 400},
+		"reactive, 1 client per loop":          {VUs: 2, Loops: 2, Requests: 200},
+		"blocking, 1 client per loop":          {VUs: 2, Loops: 2, Requests: 200, Blocking: true},
+		"reactive, 1 client, new connections":  {VUs: 1, Loops: 2, Requests: 200, ConnPerRequest: true},
+		"blocking, 1 client, new connections":  {VUs: 1, Loops: 2, Requests: 200, Blocking: true, ConnPerRequest: true},
+		"reactive, 2 clients, new connections": {VUs: 2, Loops: 2, Requests: 200, ConnPerRequest: true},
+	}
+	for name, o := range cases {
+		o.ReadWhenFree, o.PeerPorts, o.Statements, o.StmtMs, o.Seed = true, true, 1, 0.2, 12
+		if fs := eventLoop(trace.Group(ordersLoad(o))); len(fs) != 0 {
+			t.Errorf("%s: want no finding, got %s", name, fs[0].Summary)
+		}
+	}
+}

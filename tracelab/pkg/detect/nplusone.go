@@ -3,6 +3,8 @@ package detect
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"tracelab/pkg/trace"
 )
@@ -54,10 +56,15 @@ const (
 //     already made in parallel do not add up on the critical path, so a
 //     fan-out is not reported here.
 
-// NPlusOne finds a parent span that makes the same outgoing call (HTTP, RPC,
-// database or cache; see trace.IsCall) at least NPlusOneMinCalls times, one
-// call at a time: the loop that should have been one batch request, one
-// JOIN, or at least concurrent calls.
+// NPlusOne finds a parent span that repeats the same unit of work at least
+// NPlusOneMinCalls times, one at a time, with different values each time:
+// the loop over rows or items that should have been one batch request, one
+// JOIN, or at least concurrent calls. The unit is an outgoing call (HTTP,
+// RPC, database or cache; see trace.IsCall) or a subtree that wraps calls,
+// such as a repository method around an ORM query around its JDBC
+// statement; its cost is the whole subtree's time on the critical path.
+// Repetitions made with identical values are redundant-call's: caching
+// them is the fix, not batching.
 type NPlusOne struct{}
 
 // ID implements Detector.
@@ -66,6 +73,7 @@ func (NPlusOne) ID() string { return "n-plus-one" }
 // nplusOneKey identifies one finding across traces.
 type nplusOneKey struct {
 	service string // the parent's service: the code with the loop
+	request string // the request type, see requestOf
 	parent  string // trace.Operation of the parent span
 	call    string // the repeated call, see callLabel
 }
@@ -73,12 +81,15 @@ type nplusOneKey struct {
 // nplusOneTrace sums one key's occurrences within one trace (the same
 // parent operation may run more than once per request).
 type nplusOneTrace struct {
-	calls      []*trace.Span
-	union      int64 // time covered by the calls
-	callTime   int64 // summed call durations
+	units      []*trace.Span
+	union      int64 // time covered by the units
+	unitTime   int64 // summed unit durations
 	parentTime int64 // summed parent durations
 	maxConc    int
 	parentID   string
+	wrapped    bool // the units are spans around the calls, not the calls
+	unitOp     string
+	values     valueKnowledge
 	callType   trace.CallType
 	callee     string
 }
@@ -86,15 +97,13 @@ type nplusOneTrace struct {
 // nplusOneAgg sums one key across traces.
 type nplusOneAgg struct {
 	traces                       int
-	calls                        int
-	callTime                     int64
+	units                        int
+	unitTime                     int64
 	maxConc                      int
 	shareParent, shareCP, factor float64
 	example                      *trace.Trace
-	exampleParent                string
+	exampleTrace                 *nplusOneTrace
 	exampleShare                 float64
-	callType                     trace.CallType
-	callee                       string
 }
 
 // Detect implements Detector.
@@ -109,110 +118,133 @@ func (d NPlusOne) Detect(traces []*trace.Trace) []Finding {
 			}
 			share := 0.0
 			if dur := t.Duration(); dur > 0 {
-				share = float64(t.CriticalTimeUnder(o.calls)) / float64(dur)
+				share = float64(t.CriticalTimeUnder(o.units)) / float64(dur)
 			}
 			a.traces++
-			a.calls += len(o.calls)
-			a.callTime += o.callTime
+			a.units += len(o.units)
+			a.unitTime += o.unitTime
 			a.maxConc = max(a.maxConc, o.maxConc)
 			a.shareCP += share
 			if o.parentTime > 0 {
 				a.shareParent += math.Min(1, float64(o.union)/float64(o.parentTime))
 			}
 			if o.union > 0 {
-				a.factor += float64(o.callTime) / float64(o.union)
+				a.factor += float64(o.unitTime) / float64(o.union)
 			} else {
 				a.factor++
 			}
 			if a.example == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.example.ID {
-				a.example, a.exampleShare, a.exampleParent = t, share, o.parentID
+				a.example, a.exampleTrace, a.exampleShare = t, o, share
 			}
-			a.callType, a.callee = o.callType, o.callee
 		}
 	}
 
 	findings := make([]Finding, 0, len(aggs))
 	for k, a := range aggs {
 		n := float64(a.traces)
+		o := a.exampleTrace
 		f := Finding{
 			Detector:            d.ID(),
 			Service:             k.service,
+			Request:             k.request,
 			ParentOperation:     k.parent,
 			Operation:           k.call,
-			CallsPerTrace:       round(float64(a.calls)/n, 2),
+			CallsPerTrace:       round(float64(a.units)/n, 2),
 			MaxConcurrency:      a.maxConc,
 			ShareOfParent:       round(a.shareParent/n, 4),
 			ShareOfCriticalPath: round(a.shareCP/n, 4),
 			TracesAffected:      a.traces,
 			Evidence: map[string]any{
 				"example_trace_id":       a.example.ID,
-				"example_parent_span_id": a.exampleParent,
+				"example_parent_span_id": o.parentID,
 				"request":                a.example.Fingerprint(a.example.Root),
-				"call_type":              string(a.callType),
-				"mean_call_ms":           round(float64(a.callTime)/float64(a.calls)/1e6, 3),
+				"call_type":              string(o.callType),
+				"mean_call_ms":           round(float64(a.unitTime)/float64(a.units)/1e6, 3),
 				"parallelism_factor":     round(a.factor/n, 3),
+				"parameter_values":       o.values.String(),
 			},
 		}
-		if a.callee != "" {
-			f.Evidence["callee_service"] = a.callee
+		if o.callee != "" {
+			f.Evidence["callee_service"] = o.callee
 		}
-		f.Summary = fmt.Sprintf("%s calls %s %s times per %s, one call at a time (%.1f ms each on average); these calls are %.0f%% of the request's critical path. Fetch them in one batch request, or at least concurrently.",
-			k.service, k.call, count(f.CallsPerTrace), k.parent, f.Evidence["mean_call_ms"], 100*f.ShareOfCriticalPath)
+		wrapped := ""
+		if o.wrapped {
+			// The call is not a child of the parent: name the spans to mark.
+			f.Evidence["unit"] = o.unitOp
+			ids := make([]string, len(o.units))
+			for i, u := range o.units {
+				ids[i] = u.SpanID
+			}
+			f.Evidence["highlight_span_ids"] = ids
+			wrapped = fmt.Sprintf(", each inside %s", o.unitOp)
+		}
+		values := ""
+		if o.values == valuesUnknown {
+			values = " The spans do not record the values the calls were made with; if they repeat, cache instead."
+		}
+		f.Summary = fmt.Sprintf("%s calls %s %s times per %s, one call at a time%s (%.1f ms each on average); these calls are %.0f%% of the request's critical path. Fetch them in one batch request, or at least concurrently.%s",
+			k.service, k.call, count(f.CallsPerTrace), k.parent, wrapped, f.Evidence["mean_call_ms"], 100*f.ShareOfCriticalPath, values)
 		findings = append(findings, f)
 	}
 	Sort(findings)
 	return findings
 }
 
-// repeatedSequentialCalls returns, for one trace, every group of at least
-// NPlusOneMinCalls same-fingerprint calls under one parent that ran one at
-// a time, keyed and summed per finding.
+// repeatedSequentialCalls returns, for one trace, every repeated unit that
+// n-plus-one reports (see repeatedUnits; repetitions known to be identical
+// are left to redundant-call), keyed and summed per finding.
 func repeatedSequentialCalls(t *trace.Trace) map[nplusOneKey]*nplusOneTrace {
 	var out map[nplusOneKey]*nplusOneTrace
-	for _, p := range t.Spans {
-		kids := t.Children(p)
-		if len(kids) < NPlusOneMinCalls {
+	for _, g := range repeatedUnits(t) {
+		if g.values == valuesIdentical && isRead(g.calls[0][0]) {
 			continue
 		}
-		type callKey struct{ service, op string } // the call's fingerprint
-		groups := map[callKey][]*trace.Span{}
-		for _, c := range kids {
-			if trace.IsCall(c) {
-				k := callKey{c.Service, t.Operation(c)}
-				groups[k] = append(groups[k], c)
-			}
+		p, call := g.parent, g.calls[0][0]
+		k := nplusOneKey{service: p.Service, request: requestOf(t), parent: t.Operation(p), call: unitLabel(t, p, g.calls[0])}
+		if out == nil {
+			out = map[nplusOneKey]*nplusOneTrace{}
 		}
-		for _, calls := range groups {
-			if len(calls) < NPlusOneMinCalls {
-				continue
+		o := out[k]
+		if o == nil {
+			o = &nplusOneTrace{parentID: p.SpanID, callType: trace.Classify(call), values: g.values,
+				wrapped: g.units[0] != call, unitOp: t.Operation(g.units[0])}
+			if call.Service != p.Service {
+				o.callee = call.Service
 			}
-			iv := trace.Intervals(calls)
-			factor := trace.ParallelismFactor(iv)
-			if factor > NPlusOneMaxParallelism {
-				continue // a fan-out: the calls overlap, their cost does not add up
-			}
-			k := nplusOneKey{service: p.Service, parent: t.Operation(p), call: callLabel(t, p, calls[0])}
-			if out == nil {
-				out = map[nplusOneKey]*nplusOneTrace{}
-			}
-			o := out[k]
-			if o == nil {
-				o = &nplusOneTrace{parentID: p.SpanID, callType: trace.Classify(calls[0])}
-				if calls[0].Service != p.Service {
-					o.callee = calls[0].Service
-				}
-				out[k] = o
-			}
-			o.calls = append(o.calls, calls...)
-			o.union += trace.UnionLength(iv)
-			for _, v := range iv {
-				o.callTime += v.End - v.Start
-			}
-			o.parentTime += p.Duration()
-			o.maxConc = max(o.maxConc, trace.MaxConcurrency(iv))
+			out[k] = o
 		}
+		iv := trace.Intervals(g.units)
+		o.units = append(o.units, g.units...)
+		o.union += trace.UnionLength(iv)
+		for _, v := range iv {
+			o.unitTime += v.End - v.Start
+		}
+		o.parentTime += p.Duration()
+		o.maxConc = max(o.maxConc, g.maxConc)
 	}
 	return out
+}
+
+// unitLabel names what a unit repeats: its call's label, or the labels of
+// its distinct calls joined with " + " when it makes several.
+func unitLabel(t *trace.Trace, parent *trace.Span, calls []*trace.Span) string {
+	var labels []string
+	for _, c := range calls {
+		if l := callLabel(t, parent, c); !slices.Contains(labels, l) {
+			labels = append(labels, l)
+		}
+	}
+	return strings.Join(labels, " + ")
+}
+
+// requestOf names the request a trace serves: the operation of its request
+// span (trace.Request), e.g. "GET /owners/{ownerId}", or "" for a trace
+// that serves none.
+func requestOf(t *trace.Trace) string {
+	if r := t.Request(); r != nil {
+		return t.Operation(r)
+	}
+	return ""
 }
 
 // callLabel names the repeated call: its operation fingerprint, prefixed

@@ -25,6 +25,10 @@ type Trace struct {
 	cp     CriticalPath
 	opOnce sync.Once
 	ops    []string // Operation of each span, by Span.idx
+
+	callsOnce sync.Once
+	own       []bool  // OwnCall, by Span.idx
+	under     []int32 // CallsUnder, by Span.idx
 }
 
 // Group splits spans by trace id and builds one Trace per id. A span that

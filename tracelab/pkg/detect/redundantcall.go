@@ -1,0 +1,167 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"tracelab/pkg/trace"
+)
+
+func init() { Register(RedundantCall{}) }
+
+// RedundantMinCalls is how many times one request must make the same read
+// with the same values to be reported. Two could be chance (a guard read
+// before a write re-checks it); three is a pattern that caching removes
+// whole. [anchor: see the comment in the corpus README's perf-sentinel
+// section for the peer's default.]
+const RedundantMinCalls = 3
+
+// RedundantCall finds a request that makes the same read again with the
+// same values: the same SELECT with the same parameters, or a GET of the
+// same URL. Every repeat after the first fetches nothing new, so the fix is
+// to keep the first answer for the request (a cache, a request-scoped
+// memo, or passing the result down), not to batch; that is what tells it
+// from n-plus-one, where each repetition asks for something else, and from
+// chatty-db, where the statements differ.
+//
+// It needs to know the values: parameter values recorded on the span, a
+// statement that takes none, or a full URL. Statements with placeholders
+// and no recorded values are left to n-plus-one, whose finding says the
+// values were not recorded.
+type RedundantCall struct{}
+
+// ID implements Detector.
+func (RedundantCall) ID() string { return "redundant-call" }
+
+type redundantKey struct {
+	service string
+	request string // requestOf the trace
+	call    string // callLabel of the repeated read
+}
+
+type redundantAgg struct {
+	traces       int
+	calls        int
+	callTime     int64
+	shareCP      float64
+	example      *trace.Trace
+	exampleUnits []*trace.Span
+	exampleShare float64
+	callType     trace.CallType
+}
+
+// Detect implements Detector.
+func (d RedundantCall) Detect(traces []*trace.Trace) []Finding {
+	aggs := map[redundantKey]*redundantAgg{}
+	for _, t := range traces {
+		for k, units := range redundantReads(t) {
+			a := aggs[k]
+			if a == nil {
+				a = &redundantAgg{}
+				aggs[k] = a
+			}
+			share := 0.0
+			if dur := t.Duration(); dur > 0 {
+				share = float64(t.CriticalTimeUnder(units)) / float64(dur)
+			}
+			a.traces++
+			a.calls += len(units)
+			for _, u := range units {
+				a.callTime += u.Duration()
+			}
+			a.shareCP += share
+			if a.example == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.example.ID {
+				a.example, a.exampleUnits, a.exampleShare = t, units, share
+			}
+		}
+	}
+	findings := make([]Finding, 0, len(aggs))
+	for k, a := range aggs {
+		n := float64(a.traces)
+		ids := make([]string, len(a.exampleUnits))
+		for i, u := range a.exampleUnits {
+			ids[i] = u.SpanID
+		}
+		f := Finding{
+			Detector:            d.ID(),
+			Service:             k.service,
+			Request:             k.request,
+			Operation:           k.call,
+			CallsPerTrace:       round(float64(a.calls)/n, 2),
+			ShareOfCriticalPath: round(a.shareCP/n, 4),
+			TracesAffected:      a.traces,
+			Evidence: map[string]any{
+				"example_trace_id":   a.example.ID,
+				"request":            a.example.Fingerprint(a.example.Root),
+				"mean_call_ms":       meanMs(a.callTime, a.calls),
+				"highlight_span_ids": ids,
+			},
+		}
+		in := ""
+		if k.request != "" {
+			in = " per " + k.request
+		}
+		f.Summary = fmt.Sprintf("%s reads %s %s times%s with the same values (%.1f ms each on average, with the spans around it); every repeat after the first fetches nothing new, and together they are %.0f%% of the request's critical path. Keep the first answer for the request (cache or deduplicate) instead of asking again.",
+			k.service, k.call, count(f.CallsPerTrace), in, f.Evidence["mean_call_ms"], 100*math.Min(1, f.ShareOfCriticalPath))
+		findings = append(findings, f)
+	}
+	Sort(findings)
+	return findings
+}
+
+// redundantReads returns, per finding key, the units (trace.Wrapper) of the
+// reads one trace repeated with identical values at least
+// RedundantMinCalls times within one request.
+func redundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
+	type readKey struct {
+		request *trace.Span
+		service string
+		op      string
+		values  string
+	}
+	groups := map[readKey][]*trace.Span{}
+	var order []readKey
+	for _, c := range t.Spans {
+		if !t.OwnCall(c) || !isRead(c) {
+			continue
+		}
+		v, ok := callValues(c)
+		if !ok {
+			continue
+		}
+		k := readKey{requestSpan(t, c), c.Service, t.Operation(c), v}
+		if _, seen := groups[k]; !seen {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], c)
+	}
+	var out map[redundantKey][]*trace.Span
+	for _, k := range order {
+		calls := groups[k]
+		if len(calls) < RedundantMinCalls {
+			continue
+		}
+		if out == nil {
+			out = map[redundantKey][]*trace.Span{}
+		}
+		rk := redundantKey{service: k.service, request: requestOf(t), call: callLabel(t, k.request, calls[0])}
+		out[rk] = append(out[rk], wrappers(t, calls)...)
+	}
+	return out
+}
+
+// isRead reports whether a call only reads, so that asking again with the
+// same values can only return what the first answer said: a SELECT, or an
+// HTTP GET or HEAD.
+func isRead(c *trace.Span) bool {
+	switch trace.Classify(c) {
+	case trace.CallDB:
+		stmt := strings.TrimLeft(c.Attr("db.query.text", "db.statement"), " \t\r\n(")
+		return len(stmt) >= 6 && strings.EqualFold(stmt[:6], "SELECT")
+	case trace.CallHTTP:
+		m := strings.ToUpper(c.Attr("http.request.method", "http.method"))
+		return m == "GET" || m == "HEAD"
+	}
+	return false
+}

@@ -1,0 +1,205 @@
+package detect
+
+import (
+	"slices"
+	"strings"
+
+	"tracelab/pkg/trace"
+)
+
+// This file finds work that one span repeats among its children, the shape
+// both n-plus-one and redundant-call read: the same unit (a call, or the
+// repository and ORM spans that wrap one) run again and again under one
+// parent. What the repetitions were called with tells the two apart.
+
+// repeatGroup is one parent's repeated unit within one trace.
+type repeatGroup struct {
+	parent *trace.Span
+	units  []*trace.Span   // the repeated subtrees, in start order
+	calls  [][]*trace.Span // each unit's own calls
+	// values says what the repetitions were called with: valuesDistinct
+	// (at least two differ), valuesIdentical (all the same, known from
+	// parameter values, a full URL, or a statement without placeholders)
+	// or valuesUnknown (the spans do not carry them).
+	values  valueKnowledge
+	factor  float64 // parallelism factor of the units
+	maxConc int
+}
+
+type valueKnowledge int
+
+const (
+	valuesUnknown valueKnowledge = iota
+	valuesDistinct
+	valuesIdentical
+)
+
+func (v valueKnowledge) String() string {
+	return [...]string{"not recorded", "distinct", "identical"}[v]
+}
+
+// repeatedUnits returns every group of at least NPlusOneMinCalls units of
+// the same kind under one parent that ran one at a time. Two children are
+// units of the same kind when they have the same operation and make the
+// same set of call operations (trace.OwnCallsUnder): seven
+// PetTypeRepository.findPetTypes spans each wrapping one SELECT form one
+// group, as do 1,600 bare HTTP client spans.
+func repeatedUnits(t *trace.Trace) []repeatGroup {
+	var out []repeatGroup
+	for _, p := range t.Spans {
+		kids := t.Children(p)
+		if len(kids) < NPlusOneMinCalls {
+			continue
+		}
+		groups := map[string]*repeatGroup{}
+		var order []string
+		for _, u := range kids {
+			if u.Service != p.Service && !trace.IsCall(u) {
+				continue // the callee's side of a call; a client traced as its own service (HotROD's redis) still counts
+			}
+			calls := t.OwnCallsUnder(u)
+			if len(calls) == 0 {
+				continue
+			}
+			sig := unitSignature(t, u, calls)
+			g := groups[sig]
+			if g == nil {
+				g = &repeatGroup{parent: p}
+				groups[sig] = g
+				order = append(order, sig)
+			}
+			g.units = append(g.units, u)
+			g.calls = append(g.calls, calls)
+		}
+		for _, sig := range order {
+			g := groups[sig]
+			if len(g.units) < NPlusOneMinCalls {
+				continue
+			}
+			iv := trace.Intervals(g.units)
+			g.maxConc, g.factor = trace.Concurrency(iv)
+			if g.factor > NPlusOneMaxParallelism {
+				continue // a fan-out: the units overlap, their cost does not add up
+			}
+			g.values = compareValues(g.calls)
+			out = append(out, *g)
+		}
+	}
+	return out
+}
+
+// unitSignature is what makes two sibling subtrees the same unit: the
+// unit's own operation and the distinct operations of the calls it makes.
+func unitSignature(t *trace.Trace, u *trace.Span, calls []*trace.Span) string {
+	ops := make([]string, 0, len(calls))
+	for _, c := range calls {
+		ops = append(ops, c.Service+" "+t.Operation(c))
+	}
+	slices.Sort(ops)
+	ops = slices.Compact(ops)
+	return u.Service + " " + t.Operation(u) + "\x00" + strings.Join(ops, "\x00")
+}
+
+// compareValues tells whether units made their calls with the same values.
+func compareValues(calls [][]*trace.Span) valueKnowledge {
+	first := ""
+	for i, cs := range calls {
+		var b strings.Builder
+		for _, c := range cs {
+			v, ok := callValues(c)
+			if !ok {
+				return valuesUnknown
+			}
+			b.WriteString(v)
+			b.WriteByte(0)
+		}
+		if i == 0 {
+			first = b.String()
+		} else if b.String() != first {
+			return valuesDistinct
+		}
+	}
+	return valuesIdentical
+}
+
+// callValues returns what a call was made with, and whether the span says:
+//   - a database call: its statement as sent, with its parameter values
+//     when recorded (db.query.parameter.<key>, which the Java agent adds
+//     with otel.instrumentation.jdbc.experimental.capture-query-parameters).
+//     A statement with placeholders and no values says nothing; one without
+//     placeholders is complete (drivers that inline values, or a statement
+//     that takes none);
+//   - an HTTP call: its full URL, query included;
+//   - anything else: nothing.
+func callValues(c *trace.Span) (string, bool) {
+	switch trace.Classify(c) {
+	case trace.CallDB:
+		stmt := c.Attr("db.query.text", "db.statement")
+		if stmt == "" {
+			return "", false
+		}
+		var params []string
+		for k, v := range c.Attrs {
+			if strings.HasPrefix(k, "db.query.parameter.") {
+				params = append(params, k+"="+v)
+			}
+		}
+		if len(params) == 0 && hasPlaceholder(stmt) {
+			return "", false
+		}
+		slices.Sort(params)
+		return stmt + "\x00" + strings.Join(params, "\x00"), true
+	case trace.CallHTTP:
+		if u := c.Attr("url.full", "http.url"); u != "" {
+			return u, true
+		}
+	}
+	return "", false
+}
+
+// hasPlaceholder reports whether a SQL statement takes bind parameters:
+// JDBC's ?, PostgreSQL's $1, or ? left where the Java agent's sanitizer
+// removed a literal.
+func hasPlaceholder(stmt string) bool {
+	if strings.Contains(stmt, "?") {
+		return true
+	}
+	for i := 0; i+1 < len(stmt); i++ {
+		if stmt[i] == '$' && stmt[i+1] >= '0' && stmt[i+1] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// repeatedCalls returns the own calls that n-plus-one or redundant-call
+// report in t, so that chatty-db counts each round trip under one finding
+// only.
+func repeatedCalls(t *trace.Trace) map[*trace.Span]bool {
+	out := map[*trace.Span]bool{}
+	for _, g := range repeatedUnits(t) {
+		for _, cs := range g.calls {
+			for _, c := range cs {
+				out[c] = true
+			}
+		}
+	}
+	for _, units := range redundantReads(t) {
+		for _, u := range units {
+			for _, c := range t.OwnCallsUnder(u) {
+				out[c] = true
+			}
+		}
+	}
+	return out
+}
+
+// wrappers returns trace.Wrapper of each call: the spans whose time is
+// what the calls cost the request.
+func wrappers(t *trace.Trace, calls []*trace.Span) []*trace.Span {
+	out := make([]*trace.Span, len(calls))
+	for i, c := range calls {
+		out[i] = t.Wrapper(c)
+	}
+	return out
+}
