@@ -84,11 +84,13 @@ type Finding struct {
 	CallsPerTrace float64
 	Summary       string // for people reading a failure
 
-	// Set when the tool does not say which request, or which operation,
-	// a finding is about (perf-sentinel's endpoint is empty when it reads
-	// Jaeger JSON): a label's request or operation is then not compared.
-	// tracelab's findings always leave them false.
-	RequestUnknown, OperationUnknown bool
+	// For another tool's findings; tracelab's leave both false.
+	// OperationUnknown: the finding does not name the culprit's operation
+	// (perf-sentinel's serialized_calls names a parent instead), so a
+	// label's operation is not compared. NoHost: the tool drops the host
+	// from URLs (perf-sentinel writes "GET /prices/{id}"), so a label's
+	// host[:port] is left out of the comparison.
+	OperationUnknown, NoHost bool
 }
 
 func (f Finding) String() string {
@@ -252,13 +254,27 @@ func Matches(l Label, f Finding) bool {
 	if l.Detector != f.Detector || l.Service != f.Service {
 		return false
 	}
-	if l.Request != "" && !f.RequestUnknown && l.Request != f.Request {
+	if l.Request != "" && l.Request != f.Request {
 		return false
 	}
-	if l.Operation != "" && !f.OperationUnknown && !strings.Contains(NormalizeOperation(f.Operation), NormalizeOperation(l.Operation)) {
-		return false
+	if op := l.Operation; op != "" && !f.OperationUnknown {
+		if f.NoHost {
+			op = withoutHost(op)
+		}
+		if !strings.Contains(NormalizeOperation(f.Operation), NormalizeOperation(op)) {
+			return false
+		}
 	}
 	return f.CallsPerTrace >= l.MinCallsPerTrace
+}
+
+// hostPrefix is a URL's scheme and authority at the start of a word:
+// "http://pricing:8080/", "pricing:8080/", "127.0.0.1:18081/".
+var hostPrefix = regexp.MustCompile(`(^|\s)([a-z][a-z0-9+.-]*://)?[^\s/]*[.:][^\s/]*/`)
+
+// withoutHost drops the host[:port] of the URLs in an operation.
+func withoutHost(op string) string {
+	return hostPrefix.ReplaceAllString(op, "$1/")
 }
 
 var (

@@ -114,7 +114,7 @@ func scoreCase(c corpus.Case, ps *perfSentinel, notCompared map[string]int) (cas
 	if err != nil {
 		return r, err
 	}
-	r.score[psName] = corpus.Score(c.Labels, aggregate(psFindings, notCompared))
+	r.score[psName] = corpus.Score(c.Labels, aggregate(psFindings, requests(traces), notCompared))
 	return r, nil
 }
 
@@ -192,7 +192,7 @@ func printTables(out *os.File, ids []string, results []caseResult) {
 }
 
 func printMapping(out *os.File, notCompared map[string]int) {
-	fmt.Fprintln(out, "\nperf-sentinel types compared (aggregated per type, service, endpoint and template in each case):")
+	fmt.Fprintln(out, "\nperf-sentinel types compared (aggregated per type, service, request and template in each case):")
 	for _, m := range psMapping {
 		fmt.Fprintf(out, "  %s -> %s\n", m[0], m[1])
 	}

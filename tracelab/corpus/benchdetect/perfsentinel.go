@@ -33,7 +33,6 @@ type psFinding struct {
 	Type       string `json:"type"`
 	TraceID    string `json:"trace_id"`
 	Service    string `json:"service"`
-	Endpoint   string `json:"source_endpoint"`
 	Suggestion string `json:"suggestion"`
 	Pattern    struct {
 		Template    string `json:"template"`
@@ -164,13 +163,28 @@ func allSQL(templates []string) bool {
 }
 
 // psCulprit is what makes perf-sentinel findings the same culprit.
-type psCulprit struct{ typ, service, endpoint, template string }
+type psCulprit struct{ typ, service, request, template string }
+
+// requests names the request each trace serves, by trace id, as tracelab's
+// findings name it: the operation of the trace's request span, or "".
+func requests(traces []*trace.Trace) map[string]string {
+	m := map[string]string{}
+	for _, t := range traces {
+		if r := t.Request(); r != nil {
+			m[t.ID] = t.Operation(r)
+		}
+	}
+	return m
+}
 
 // aggregate turns perf-sentinel's per-trace findings into one finding per
-// distinct culprit (type, service, endpoint, template), as tracelab
+// distinct culprit (type, service, request, template), as tracelab
 // reports them, with the mean occurrences over the traces that show it.
+// The request is the one the finding's trace serves (requestOf, by trace
+// id): perf-sentinel's own endpoint is the I/O span's http.route or
+// http.target when it reads Jaeger JSON, which client spans rarely carry.
 // Types with no tracelab counterpart are counted in notCompared.
-func aggregate(fs []psFinding, notCompared map[string]int) []corpus.Finding {
+func aggregate(fs []psFinding, requestOf map[string]string, notCompared map[string]int) []corpus.Finding {
 	type agg struct {
 		traces      map[string]bool
 		occurrences int
@@ -183,7 +197,7 @@ func aggregate(fs []psFinding, notCompared map[string]int) []corpus.Finding {
 			notCompared[f.Type]++
 			continue
 		}
-		k := psCulprit{f.Type, f.Service, f.Endpoint, f.Pattern.Template}
+		k := psCulprit{f.Type, f.Service, requestOf[f.TraceID], f.Pattern.Template}
 		a := byCulprit[k]
 		if a == nil {
 			a = &agg{traces: map[string]bool{}, example: f}
@@ -199,14 +213,11 @@ func aggregate(fs []psFinding, notCompared map[string]int) []corpus.Finding {
 		f := corpus.Finding{
 			Detector:      psDetector(a.example),
 			Service:       k.service,
-			Request:       k.endpoint,
+			Request:       k.request,
 			Operation:     k.template,
 			CallsPerTrace: float64(a.occurrences) / float64(len(a.traces)),
 			Summary:       fmt.Sprintf("%s in %d trace(s): %s", k.typ, len(a.traces), a.example.Suggestion),
-			// Read from Jaeger JSON, the endpoint is the I/O span's own
-			// http.route or http.target, which client spans rarely carry;
-			// without a method it cannot equal a request ("GET /path").
-			RequestUnknown: !hasMethod(k.endpoint),
+			NoHost:        strings.HasSuffix(k.typ, "_http"),
 		}
 		if k.typ == "serialized_calls" {
 			// Its template is the parent's endpoint, not a statement, and
@@ -217,11 +228,6 @@ func aggregate(fs []psFinding, notCompared map[string]int) []corpus.Finding {
 		out = append(out, f)
 	}
 	return out
-}
-
-func hasMethod(endpoint string) bool {
-	method, path, _ := strings.Cut(endpoint, " ")
-	return slices.Contains(httpMethods, method) && path != ""
 }
 
 func firstLine(s string) string {

@@ -33,8 +33,10 @@ func TestAggregate(t *testing.T) {
 		return p
 	}
 	notCompared := map[string]int{}
-	got := aggregate([]psFinding{f("t1", 10), f("t2", 20), {Type: "slow_sql"}}, notCompared)
-	if len(got) != 1 || got[0].CallsPerTrace != 15 || got[0].Detector != "n-plus-one" || !got[0].RequestUnknown {
+	reqs := map[string]string{"t1": "GET /books", "t2": "GET /books", "t3": "GET /authors"}
+	got := aggregate([]psFinding{f("t1", 10), f("t2", 20), f("t3", 5), {Type: "slow_sql"}}, reqs, notCompared)
+	if len(got) != 2 || got[0].CallsPerTrace != 15 || got[0].Detector != "n-plus-one" || got[0].Request != "GET /books" ||
+		got[1].CallsPerTrace != 5 || got[1].Request != "GET /authors" {
 		t.Errorf("aggregate = %+v", got)
 	}
 	if notCompared["slow_sql"] != 1 {
