@@ -20,7 +20,8 @@ JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -nam
 # A recipe prefix: the services need a JDK >= 21, which may not be the default.
 MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f services/pom.xml
 
-.PHONY: help tools build up down status logs test test-go test-java test-static test-dashboards test-e2e bench train clean
+.PHONY: help tools build up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
+.PHONY: tools-bench bench-detect
 .PHONY: tools-k8s test-k8s images kind-load kind-up kind-down eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
@@ -81,6 +82,11 @@ test-go:
 	@echo "==> Go tests"
 	cd tracelab && go vet ./... && go test ./...
 
+# Also part of test-go (go test ./...); this runs only the corpus, verbosely.
+test-corpus: ## judge tracelab's detectors on the labelled corpus (tracelab/testdata/corpus): a missed label or an unlabelled finding fails
+	@echo "==> detector corpus: tracelab/testdata/corpus"
+	cd tracelab && go test -count=1 -v ./corpus
+
 test-java:
 	@echo "==> Java tests"
 	$(MVN) verify
@@ -93,6 +99,15 @@ bench: tools build ## benchmarks: analyzer spans/s, stack start and memory, AntP
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x
 	$(TRACELAB) bench-stack
 	$(MVN) -pl gateway -am -Pjmh verify -DskipTests
+
+# ---- Detector benchmark: tracelab against perf-sentinel on the labelled corpus ----
+BENCH_TOOLS := $(STATE)/tools-bench.env
+
+tools-bench: ## build the peer analyzer of bench-detect: perf-sentinel (cargo, once per version)
+	@infra/local/tools.sh bench
+
+bench-detect: $(TRACELAB) tools-bench ## tracelab's detectors vs perf-sentinel on tracelab/testdata/corpus: precision, recall, spans/s
+	@set -a; source $(BENCH_TOOLS); set +a; cd tracelab && TRACELAB_BIN=$(TRACELAB) go run ./corpus/benchdetect
 
 train: tools build ## a trace-reading round: random scenario and variant, report without the answer, your diagnosis graded (SEED=n replays)
 	$(TRACELAB) train $(if $(SEED),--seed $(SEED))

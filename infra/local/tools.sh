@@ -197,6 +197,31 @@ EOF
   say "Kubernetes check tools ready: $state/tools-k8s.env"
 }
 
+# The peer analyzer of `make bench-detect`: perf-sentinel, a Rust crate,
+# built once per version by cargo into the cache. Kept apart from main:
+# only the detector benchmark needs it, and it needs Rust.
+cargo_tool() { # NAME CRATE VERSION
+  local name=$1 crate=$2 version=$3
+  local root=$cache/$name/$version out=$cache/$name/$version/bin/$name
+  if [ -x "$out" ]; then say "$name $version (cached)"; printf '%s' "$out"; return; fi
+  command -v cargo >/dev/null || die "Rust's cargo is required to build $name; install Rust (https://rustup.rs) and run make tools-bench again"
+  say "building $name $version from crates.io (first time only; about 10 minutes on 2 cores)"
+  run_logged "$cache/logs/$name-$version.log" cargo install "$crate" --version "$version" --locked --root "$root"
+  printf '%s' "$out"
+}
+
+bench_tools() {
+  local ps
+  ps=$(cargo_tool perf-sentinel perf-sentinel "$PERF_SENTINEL_VERSION")
+  cat >"$state/tools-bench.env.tmp" <<EOF
+# Written by infra/local/tools.sh bench; do not edit.
+PERF_SENTINEL_VERSION=$PERF_SENTINEL_VERSION
+PERF_SENTINEL_BIN=$ps
+EOF
+  mv "$state/tools-bench.env.tmp" "$state/tools-bench.env"
+  say "benchmark tools ready: $state/tools-bench.env"
+}
+
 main() {
   local java_home
   java_home=$("$root/infra/local/find-jdk.sh")
@@ -239,6 +264,7 @@ export GONOSUMDB=${GONOSUMDB:+$GONOSUMDB,}github.com/open-telemetry,go.opentelem
 export GOFLAGS=-mod=mod
 case "${1:-}" in
   k8s) k8s_tools ;;
+  bench) bench_tools ;;
   "") main ;;
-  *) die "unknown argument '$1'; usage: tools.sh [k8s]" ;;
+  *) die "unknown argument '$1'; usage: tools.sh [k8s|bench]" ;;
 esac
