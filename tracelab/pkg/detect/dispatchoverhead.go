@@ -14,11 +14,20 @@ func init() { Register(DispatchOverhead{}) }
 // server span's start and the start of its first handler span: the servlet
 // filters and the framework's handler lookup, before any application code.
 //
-// Both ratios compare time with time measured in the same request, so they
-// hold better on a busy machine than milliseconds do: CPU contention
-// stretches the gap and the handler alike, though not exactly alike. Milliseconds would not: on this lab's shared 2-core
-// machine the same PathPattern gateway showed a median gap of 0.4 ms or 1 ms
-// depending on what else ran.
+// What Spring MVC on Tomcat normally spends there is small and known:
+// PathPattern matching takes microseconds (Spring's own benchmark has it at
+// 6-8x the throughput of AntPathMatcher,
+// spring.io/blog/2020/06/30/url-matching-with-pathpattern-in-spring-mvc),
+// and Tomcat, a few filters and the OpenTelemetry Java agent's span
+// bookkeeping add a few hundred microseconds: 0.2-0.27 ms at the least on
+// the lab's PathPattern gateway with 1,925 routes, a table far larger than
+// most. Ordinary dispatch stays well under 0.5 ms. A service is flagged when
+// dispatch is most of its requests and beyond that cost in one of two ways:
+// long in itself, or long next to its handler. The second holds on a busy
+// machine, where CPU contention stretches the gap and the handler alike,
+// and milliseconds alone do not: the same PathPattern gateway showed median
+// gaps from 0.35 to 1 ms depending on what else ran, overlapping the 0.98 to
+// 1.32 ms of its AntPathMatcher variant.
 const (
 	// DispatchMinShare is the median share of the server span spent before
 	// the handler. In case study 004 the filter chain, request matching
@@ -26,29 +35,25 @@ const (
 	// matcher halved the latency: dispatch was at least half of a request.
 	DispatchMinShare = 0.5
 
-	// DispatchMinGapToHandler is the median of gap / handler-span duration.
-	// The handler span holds the application's own work (argument binding,
-	// the method, writing the body), so this says how many times that work
-	// the framework spent finding it. Measured here on the antpath gateway
-	// (1,925 routes, a handler doing a hash and a small JSON body, the
-	// gateway on a CPU of its own, the load calibrated to 95% of what
-	// AntPathMatcher serves) in six runs: PathPattern 3.7-5.95,
-	// AntPathMatcher 10.7-15.5. Without the CPU of its own, under other work
-	// on the machine, the two ranges touched (PathPattern up to 6.3,
-	// AntPathMatcher down to 6.25): contention stretches the longer gap more
-	// than the short handler. 8 is about the geometric middle of the pinned
-	// ranges, a third of margin on each side. Spring's own benchmark has
-	// PathPattern at 6-8x the throughput of AntPathMatcher
-	// (spring.io/blog/2020/06/30/url-matching-with-pathpattern-in-spring-mvc);
-	// the gap gains less (2.5-3x here) because the fixed cost of Tomcat, the
-	// filters and the agent is in both variants' gaps.
-	DispatchMinGapToHandler = 8
+	// DispatchNormalMs is the ceiling of ordinary dispatch (above): a
+	// median gap below it is never reported, whatever the ratios.
+	DispatchNormalMs = 0.5
 
-	// DispatchMinGapMs is a floor on the median gap: below a quarter of a
-	// millisecond there is nothing worth finding, whatever the ratios (the
-	// smallest gaps of the PathPattern gateway here were 0.2-0.27 ms, the
-	// fixed cost of Tomcat, the filters and the Java agent).
-	DispatchMinGapMs = 0.25
+	// DispatchSlowMs flags a median gap four times that ceiling whatever
+	// the handler does: 3 ms of filters and handler mapping before a 1.2 ms
+	// controller is slow dispatch even though the controller works.
+	DispatchSlowMs = 4 * DispatchNormalMs
+
+	// DispatchMinGapToHandler flags a gap that many times the handler's
+	// median. It is the ratio of the two ceilings of ordinary work, the
+	// dispatch ceiling over what the cheapest instrumented handler costs:
+	// argument binding, a trivial method and writing a small body under the
+	// agent's controller span take 0.05-0.1 ms (0.036-0.096 ms at the 10th
+	// percentile on the lab's gateway, whose handler does almost nothing).
+	// 0.5 / 0.0625 = 8: a gap more than 8 times its handler is more than
+	// ordinary dispatch would cost even in front of the cheapest handler,
+	// and both sides stretch alike under contention.
+	DispatchMinGapToHandler = 8
 
 	// DispatchMinRequests is how many measured requests a service needs
 	// before a median means anything; 20 makes the median's rank error
@@ -122,7 +127,10 @@ func (d DispatchOverhead) Detect(traces []*trace.Trace) []Finding {
 			toHandler[i] = s.toHandler
 		}
 		gapP50, shareP50, toHandlerP50 := quantile(gaps, 0.5), quantile(shares, 0.5), quantile(toHandler, 0.5)
-		if gapP50 < DispatchMinGapMs || shareP50 < DispatchMinShare || toHandlerP50 < DispatchMinGapToHandler {
+		if shareP50 < DispatchMinShare || gapP50 < DispatchNormalMs {
+			continue
+		}
+		if gapP50 < DispatchSlowMs && toHandlerP50 < DispatchMinGapToHandler {
 			continue
 		}
 		f := dispatchFinding(d.ID(), service, samples, gaps, gapP50, shareP50)

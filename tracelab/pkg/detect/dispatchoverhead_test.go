@@ -141,9 +141,12 @@ func TestDispatchOverheadThresholds(t *testing.T) {
 		found bool
 	}{
 		{"slow dispatch, large share", gatewayOptions{requests: 50, interval: 10, handler: 0.5, dispatch: constant(4)}, true},
-		// Most of the request, but only 3x the handler's own work: the
-		// PathPattern gateway under heavy contention looks like this.
-		{"gap 3x the handler", gatewayOptions{requests: 50, interval: 10, handler: 1, dispatch: constant(3)}, false},
+		// 3 ms before a controller doing 1.2 ms of real work: only 2.5x
+		// the handler, but six times what ordinary dispatch costs.
+		{"3 ms before a 1.2 ms handler", gatewayOptions{requests: 50, interval: 10, handler: 1.2, dispatch: constant(3)}, true},
+		// The PathPattern gateway on a busy machine: a 1 ms gap, most of the
+		// request, 6 times a handler stretched as much.
+		{"busy PathPattern: 1 ms, 6x", gatewayOptions{requests: 50, interval: 10, handler: 0.17, dispatch: constant(1)}, false},
 		// The PathPattern gateway measured on a CPU of its own: a 0.38 ms gap,
 		// 6 times a 0.065 ms handler, and most of the request.
 		{"gap 6x the handler", gatewayOptions{requests: 50, interval: 10, handler: 0.065, dispatch: constant(0.38)}, false},
@@ -153,6 +156,9 @@ func TestDispatchOverheadThresholds(t *testing.T) {
 		{"1.5 ms gap in a 20 ms request", gatewayOptions{requests: 50, interval: 30, handler: 20, dispatch: constant(1.5)}, false},
 		// Twenty times the handler, but 0.2 ms: nothing to gain.
 		{"fast request, fast dispatch", gatewayOptions{requests: 50, interval: 10, handler: 0.01, dispatch: constant(0.2)}, false},
+		// Ordinary dispatch before a trivial handler: 15 times it, still
+		// under the ordinary ceiling.
+		{"0.45 ms before a 0.03 ms handler", gatewayOptions{requests: 50, interval: 10, handler: 0.03, dispatch: constant(0.45)}, false},
 		{"too few requests", gatewayOptions{requests: detect.DispatchMinRequests - 1, interval: 10, handler: 0.5, dispatch: constant(3)}, false},
 		{"no handler spans", gatewayOptions{requests: 50, interval: 10, handler: 0.5, dispatch: constant(3), noHandle: true}, false},
 	}
