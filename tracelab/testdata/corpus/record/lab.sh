@@ -43,7 +43,15 @@ trap 'exit 130' INT TERM
 max_traces() {
   case "$1/$2" in
     nplus1/baseline) echo 2 ;;   # ~400 spans per request in smoke; 2 show the staircase
-    antpath/*) echo 1500 ;;      # ~5,000 requests of 2 spans in 8 s; 1,500 keep ~3 MB and the load's rise
+    # ~4,000 requests of 2 spans in 8 s (~7.5 MB); the first 1,500 (~2.6 MB)
+    # keep baseline's evidence far above the thresholds (gap 14x the handler).
+    antpath/baseline|antpath/fixed) echo 1500 ;;
+    # virtual-threads serves fewer requests (~2,600, ~4.7 MB) and its median
+    # gap / handler sits near the detector's 8x: in the 2026-11-23 recording
+    # 8.7 over all traces, 8.1 over the first 2,000, 7.x over the first
+    # 1,500. Trimming would shift that median, so it keeps every trace and
+    # goes over 3 MB.
+    antpath/virtual-threads) echo 0 ;;
     *) echo 0 ;;
   esac
 }
