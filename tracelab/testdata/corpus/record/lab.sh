@@ -48,7 +48,7 @@ max_traces() {
     antpath/baseline|antpath/fixed) echo 1500 ;;
     # virtual-threads serves fewer requests (~2,600, ~4.7 MB) and its median
     # gap / handler sits near the detector's 8x: in the 2026-11-23 recording
-    # 8.7 over all traces, 8.1 over the first 2,000, 7.x over the first
+    # 8.7 over all traces, 8.1 over the first 2,000, below 8 over the first
     # 1,500. Trimming would shift that median, so it keeps every trace and
     # goes over 3 MB.
     antpath/virtual-threads) echo 0 ;;
