@@ -169,7 +169,9 @@ func (d KafkaProducerContention) judge(k producerKey, sends []send) (Finding, bo
 	var shareParent, shareCP float64
 	traces := map[*trace.Trace]bool{}
 	var example send
+	requests := map[string]bool{}
 	for _, s := range busySends {
+		requests[requestOf(s.t)] = true
 		if p := s.t.Parent(s.span); p != nil && p.Duration() > 0 {
 			shareParent += math.Min(1, float64(s.span.Duration())/float64(p.Duration()))
 		}
@@ -235,6 +237,9 @@ func (d KafkaProducerContention) judge(k producerKey, sends []send) (Finding, bo
 		ShareOfCriticalPath: round(shareCP/float64(len(traces)), 4),
 		TracesAffected:      len(traces),
 		Evidence:            ev,
+	}
+	if len(requests) == 1 {
+		f.Request = requestOf(example.t) // one request type paid for the waits
 	}
 	if p := example.t.Parent(example.span); p != nil {
 		f.ParentOperation = example.t.Operation(p)
