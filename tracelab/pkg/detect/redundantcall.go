@@ -11,10 +11,14 @@ import (
 func init() { Register(RedundantCall{}) }
 
 // RedundantMinCalls is how many times one request must make the same read
-// with the same values to be reported. Two could be chance (a guard read
-// before a write re-checks it); three is a pattern that caching removes
-// whole. [anchor: see the comment in the corpus README's perf-sentinel
-// section for the peer's default.]
+// with the same values to be reported. perf-sentinel reports the second
+// (redundant_sql and redundant_http, at 2 identical calls in a trace:
+// perf-sentinel-core src/detect/redundant.rs). Two can be on purpose: a
+// read that guards a write and is checked again inside the transaction, or
+// the same owner loaded by two Spring MVC handlers of one request
+// (PetClinic's @ModelAttribute and showOwner). A third is no longer a
+// check: it is a loop or a formatter asking again, which keeping the first
+// answer removes whole.
 const RedundantMinCalls = 3
 
 // RedundantCall finds a request that makes the same read again with the
