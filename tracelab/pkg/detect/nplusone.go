@@ -251,7 +251,7 @@ func requestOf(t *trace.Trace) string {
 // with its own service when that differs from the caller's (HotROD reports
 // its simulated Redis as a separate service, "redis-manual").
 func callLabel(t *trace.Trace, parent, call *trace.Span) string {
-	if call.Service != "" && call.Service != parent.Service {
+	if call.Service != "" && (parent == nil || call.Service != parent.Service) {
 		return t.Fingerprint(call)
 	}
 	return t.Operation(call)

@@ -110,3 +110,21 @@ func TestRedundantCallThreshold(t *testing.T) {
 		t.Errorf("%d reads: want one finding, got %d", detect.RedundantMinCalls, len(fs))
 	}
 }
+
+// A read whose span is the only one of its service in the trace (a client
+// traced as a service of its own) has no request span in that service:
+// it is still judged, named with its service.
+func TestRedundantCallOfAServiceWithoutARequestSpan(t *testing.T) {
+	srv := &trace.Span{TraceID: "t", SpanID: "s", Name: "GET /", Kind: trace.KindServer, Service: "front", Start: 0, End: 100e6,
+		Attrs: map[string]string{"http.request.method": "GET", "http.route": "/"}}
+	spans := []*trace.Span{srv}
+	for i := 0; i < 4; i++ {
+		spans = append(spans, &trace.Span{TraceID: "t", SpanID: fmt.Sprintf("c%d", i), ParentID: "s", Name: "GET", Kind: trace.KindClient,
+			Service: "front-http-client", Start: int64(i+1) * 10e6, End: int64(i+1)*10e6 + 5e6,
+			Attrs: map[string]string{"http.request.method": "GET", "url.full": "http://config:8080/flags"}})
+	}
+	fs := detect.RedundantCall{}.Detect([]*trace.Trace{trace.New("t", spans)})
+	if len(fs) != 1 || fs[0].Operation != "front-http-client GET config:8080/flags" || fs[0].Request != "GET /" {
+		t.Fatalf("got %+v", fs)
+	}
+}
