@@ -2,6 +2,7 @@ package jaeger
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -43,5 +44,33 @@ func TestFindTracesQueryAndNotFound(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("query %q lacks %q", got, want)
 		}
+	}
+}
+
+func TestFindSendsOperationAndSortsErrors(t *testing.T) {
+	var got string
+	status := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.RawQuery
+		if status != http.StatusOK {
+			http.Error(w, `{"error":{"httpCode":503,"message":"storage unavailable"}}`, status)
+			return
+		}
+		w.Write([]byte(`{"result":{"resourceSpans":[]}}`))
+	}))
+	defer srv.Close()
+	c := New(srv.URL)
+	now := time.Now()
+	if _, err := c.Find(context.Background(), Query{Service: "catalog", Operation: "GET /catalog/summary", From: now, To: now, Limit: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "query.operation_name=GET+%2Fcatalog%2Fsummary") {
+		t.Errorf("query %q lacks the operation", got)
+	}
+	status = http.StatusServiceUnavailable
+	_, err := c.Find(context.Background(), Query{Service: "catalog", From: now, To: now, Limit: 3})
+	var he *HTTPError
+	if !errors.As(err, &he) || he.StatusCode != 503 || he.Message != "storage unavailable" {
+		t.Errorf("got %v", err)
 	}
 }
