@@ -17,7 +17,8 @@ import (
 // jaegerRecorded is a real answer of the lab's Jaeger: the traces the
 // scenario runner fetched from /api/v3/traces in `make scenario-nplus1`
 // (variant fixed, .state/results/nplus1-20261123T123201Z/fixed-traces.json),
-// byte for byte. The runner stores Jaeger's body re-encoded by otlp.Write
+// with the recording machine's host name and paths removed by
+// `tracelab convert --redact`. The runner stores Jaeger's body re-encoded by otlp.Write
 // (plain {"resourceSpans":…}, as `analyze --file` reads it) and no raw body
 // is kept on disk, so the fake Jaeger below puts back only the api/v3
 // wrapper {"result":…} around it. 3 traces of catalog GET /catalog/summary.

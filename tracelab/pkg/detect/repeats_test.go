@@ -67,11 +67,11 @@ func TestRepetitionValuesDecideTheDetector(t *testing.T) {
 	same := func(int) string { return "SELECT id, name FROM types ORDER BY name" }
 	placeholder := func(int) string { return "SELECT * FROM visits WHERE pet_id = ?" }
 	cases := []struct {
-		name             string
-		stmt             func(int) string
-		attrs            func(int) map[string]string
+		name              string
+		stmt              func(int) string
+		attrs             func(int) map[string]string
 		nplus1, redundant bool
-		values           string
+		values            string
 	}{
 		{"a statement without parameters, re-run", same, noAttrs, false, true, ""},
 		{"placeholders, values not recorded", placeholder, noAttrs, true, false, "not recorded"},
