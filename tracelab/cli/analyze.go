@@ -17,6 +17,7 @@ import (
 	"tracelab/pkg/detect"
 	"tracelab/pkg/jaeger"
 	"tracelab/pkg/otlp"
+	"tracelab/pkg/sarif"
 	"tracelab/pkg/tempo"
 )
 
@@ -24,9 +25,9 @@ func init() {
 	register("analyze", "analyze OTLP JSON traces from a file, Jaeger or Tempo", runAnalyze)
 }
 
-const analyzeUsage = `usage: tracelab analyze --file F|- [--format text|json]
-       tracelab analyze --jaeger URL --service S [--operation O] [WINDOW] [--limit N] [--timeout D] [--format text|json]
-       tracelab analyze --tempo URL --query TRACEQL [WINDOW] [--limit N] [--timeout D] [--format text|json]
+const analyzeUsage = `usage: tracelab analyze --file F|- [--format text|json|sarif]
+       tracelab analyze --jaeger URL --service S [--operation O] [WINDOW] [--limit N] [--timeout D] [--format text|json|sarif]
+       tracelab analyze --tempo URL --query TRACEQL [WINDOW] [--limit N] [--timeout D] [--format text|json|sarif]
 
 Exactly one source: a file (- for stdin); Jaeger's api/v3 find-traces
 (traces with a span of service S, and of operation O if given); or Tempo's
@@ -43,9 +44,13 @@ their share of the critical path, and per request type where the time goes.
 
 Exit codes: 2 bad input, including no traces found in the window or a
 query the backend rejects (4xx); 3 the backend is not answering (connection
-refused, timeout, 5xx).`
+refused, timeout, 5xx).
 
-const analyzeShortUsage = "usage: tracelab analyze --file F|- | --jaeger URL --service S [--operation O] | --tempo URL --query TRACEQL [--since D | --start T --end T] [--limit N] [--timeout D] [--format text|json]"
+--format sarif writes SARIF 2.1.0 for CI and code-scanning tools: one rule
+per detector id, one result per finding at a logical location (service,
+request, operation), level error from half the critical path on.`
+
+const analyzeShortUsage = "usage: tracelab analyze --file F|- | --jaeger URL --service S [--operation O] | --tempo URL --query TRACEQL [--since D | --start T --end T] [--limit N] [--timeout D] [--format text|json|sarif]"
 
 // analyzeOut is where the report goes; tests replace it.
 var analyzeOut io.Writer = os.Stdout
@@ -65,7 +70,7 @@ func runAnalyze(args []string) int {
 	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported in one line below
 	file := fs.String("file", "", "OTLP JSON file to analyze")
-	format := fs.String("format", "text", "output format: text or json")
+	format := fs.String("format", "text", "output format: text, json or sarif")
 	jaegerURL := fs.String("jaeger", "", "Jaeger query URL")
 	service := fs.String("service", "", "Jaeger: service name")
 	operation := fs.String("operation", "", "Jaeger: operation name")
@@ -122,8 +127,8 @@ func runAnalyze(args []string) int {
 			return fail(exitUsage, "analyze: --%s %s; it does not go with %s", n, flagOwner(n), source)
 		}
 	}
-	if *format != "text" && *format != "json" {
-		return fail(exitUsage, "analyze: unknown --format %q; use text or json", *format)
+	if *format != "text" && *format != "json" && *format != "sarif" {
+		return fail(exitUsage, "analyze: unknown --format %q; use text, json or sarif", *format)
 	}
 
 	var (
@@ -174,13 +179,17 @@ func runAnalyze(args []string) int {
 	if d := time.Since(t0); d > 2*time.Second {
 		fmt.Fprintf(os.Stderr, "tracelab: read %d traces from %s in %.1fs; analyzing\n", len(traces), name, d.Seconds())
 	}
-	report := analyze.Analyze(traces, detect.All())
+	detectors := detect.All()
+	report := analyze.Analyze(traces, detectors)
 
-	if *format == "json" {
+	switch *format {
+	case "json":
 		enc := json.NewEncoder(analyzeOut)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(report)
-	} else {
+	case "sarif":
+		err = sarif.Write(analyzeOut, report, sarif.IDs(detectors))
+	default:
 		err = analyze.WriteText(analyzeOut, report)
 	}
 	if err != nil {

@@ -133,3 +133,38 @@ func TestAnalyzeIsRegistered(t *testing.T) {
 		t.Fatal("analyze is not registered")
 	}
 }
+
+func TestAnalyzeSARIFOutput(t *testing.T) {
+	code, out, errOut := runAnalyzeCaptured(t, "--file", filepath.Join(analyzeFixtures, "django-nplus1.otlp.json"), "--format", "sarif")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var log struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Tool struct {
+				Driver struct {
+					Name  string `json:"name"`
+					Rules []struct {
+						ID string `json:"id"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID string `json:"ruleId"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &log); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if log.Version != "2.1.0" || len(log.Runs) != 1 || log.Runs[0].Tool.Driver.Name != "tracelab" {
+		t.Fatalf("not a tracelab SARIF 2.1.0 log of one run:\n%s", out)
+	}
+	if len(log.Runs[0].Tool.Driver.Rules) == 0 {
+		t.Error("no rules")
+	}
+	if r := log.Runs[0].Results; len(r) != 1 || r[0].RuleID != "n-plus-one" {
+		t.Errorf("results = %+v, want one n-plus-one", r)
+	}
+}

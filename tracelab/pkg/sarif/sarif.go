@@ -1,0 +1,292 @@
+// Package sarif encodes an analysis report as SARIF 2.1.0, the format CI
+// systems and code-scanning tools read findings from.
+//
+// Traces have no source files, so a result has no physical location: its
+// location is logical, a hierarchy kept in run.logicalLocations of the
+// service that makes the calls (kind "module"), the request type it makes
+// them in (kind "function") and the culprit operation (kind "member"), whose
+// fullyQualifiedName is "service request operation". Each rule is a
+// detector id; a result's level is "error" when the finding takes at least
+// half of the request's critical path (ErrorShare), "warning" otherwise.
+// The numbers a reader needs to weigh a finding go in its properties, and a
+// partial fingerprint of detector, service, request and operation lets a
+// code-scanning tool match the same finding across runs.
+package sarif
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"strings"
+
+	"tracelab/pkg/analyze"
+	"tracelab/pkg/detect"
+)
+
+// SchemaURI and Version name the SARIF version a Log is written in.
+const (
+	SchemaURI = "https://json.schemastore.org/sarif-2.1.0.json"
+	Version   = "2.1.0"
+)
+
+// ErrorShare is the share of the critical path from which a finding is an
+// "error" rather than a "warning": at half the request's time, the
+// pathology is most of what the request pays.
+const ErrorShare = 0.5
+
+// FingerprintKey is the partialFingerprints key of a result. Bump its
+// version if what the hash covers ever changes, so tools do not match old
+// and new fingerprints.
+const FingerprintKey = "tracelabFinding/v1"
+
+// Log is a SARIF log file, with the parts of the format tracelab fills in.
+type Log struct {
+	Schema  string `json:"$schema"`
+	Version string `json:"version"`
+	Runs    []Run  `json:"runs"`
+}
+
+// Run is one run of tracelab over a set of traces.
+type Run struct {
+	Tool             Tool              `json:"tool"`
+	LogicalLocations []LogicalLocation `json:"logicalLocations,omitempty"`
+	Results          []Result          `json:"results"`
+}
+
+// Tool describes tracelab and its rules.
+type Tool struct {
+	Driver Driver `json:"driver"`
+}
+
+// Driver is the tool component that produced the results.
+type Driver struct {
+	Name           string `json:"name"`
+	InformationURI string `json:"informationUri,omitempty"`
+	Rules          []Rule `json:"rules"`
+}
+
+// Rule (a SARIF reportingDescriptor) is one detector.
+type Rule struct {
+	ID                   string        `json:"id"`
+	ShortDescription     Message       `json:"shortDescription"`
+	Help                 Message       `json:"help"`
+	DefaultConfiguration Configuration `json:"defaultConfiguration"`
+}
+
+// Configuration is a rule's default reporting configuration.
+type Configuration struct {
+	Level string `json:"level"`
+}
+
+// Message is a plain-text SARIF message.
+type Message struct {
+	Text string `json:"text"`
+}
+
+// Result is one finding.
+type Result struct {
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           int               `json:"ruleIndex"`
+	Level               string            `json:"level"`
+	Message             Message           `json:"message"`
+	Locations           []Location        `json:"locations"`
+	PartialFingerprints map[string]string `json:"partialFingerprints"`
+	Properties          map[string]any    `json:"properties"`
+}
+
+// Location is where a result was found; for traces, only a logical one.
+type Location struct {
+	LogicalLocations []LogicalLocation `json:"logicalLocations"`
+}
+
+// LogicalLocation is a service, a request type or an operation. In
+// run.logicalLocations it carries its parentIndex; a result refers to one
+// by index and repeats its name, fullyQualifiedName and kind for readers
+// that do not follow the index.
+type LogicalLocation struct {
+	Name               string `json:"name"`
+	FullyQualifiedName string `json:"fullyQualifiedName"`
+	Kind               string `json:"kind"`
+	Index              *int   `json:"index,omitempty"`
+	ParentIndex        *int   `json:"parentIndex,omitempty"`
+}
+
+// ruleText is the short description and help of each detector: what it
+// finds and the fix it advises, as in the README's table of detector ids.
+var ruleText = map[string][2]string{
+	"n-plus-one": {
+		"One parent repeats the same call, one at a time, with different values.",
+		"The parent makes the same call (or runs the same repository/ORM unit) five or more times in a row with different values, each waiting for the last. Fetch them in one batch request or a JOIN.",
+	},
+	"redundant-call": {
+		"One request repeats the same read with the same values.",
+		"The request sends the same read (a SELECT or GET with the same values) three or more times. Keep the first answer: cache it or deduplicate the calls.",
+	},
+	"chatty-db": {
+		"One request sends many different statements to a database, one round trip after another.",
+		"The request sends five or more different statements to one database, each waiting for the last. Do the same work in one statement or one batched round trip.",
+	},
+	"event-loop-blocking": {
+		"Calls hold an event-loop thread.",
+		"Blocking calls run on an event-loop thread, so other requests wait for the thread. Use a non-blocking client, or move the call to a worker thread.",
+	},
+	"dispatch-overhead": {
+		"Requests spend most of their time before the handler starts.",
+		"Most of the request's time goes to dispatch (filters, handler mapping) before its handler runs. Look at the route matcher and the filter chain.",
+	},
+	"kafka-producer-contention": {
+		"Producer sends wait on the Kafka client's buffer under bursts.",
+		"Sends wait for room in the producer's buffer when messages come in bursts. Use larger batches, a longer linger and a larger buffer.",
+	},
+}
+
+// RuleFor returns the rule of a detector id; an id without a description
+// here (a detector added since) still gets a rule, with generic text.
+func RuleFor(id string) Rule {
+	t, ok := ruleText[id]
+	if !ok {
+		t = [2]string{"tracelab detector " + id + ".", "A pathology found by the tracelab detector " + id + "; the result's message says what and what to do."}
+	}
+	return Rule{ID: id, ShortDescription: Message{t[0]}, Help: Message{t[1]}, DefaultConfiguration: Configuration{"warning"}}
+}
+
+// Described reports whether a detector id has its own rule text.
+func Described(id string) bool {
+	_, ok := ruleText[id]
+	return ok
+}
+
+// FromReport encodes r as a log of one run whose rules are detectorIDs (in
+// that order; pass the ids of detect.All()). A finding of an id not in
+// detectorIDs gets a rule of its own, appended.
+func FromReport(r analyze.Report, detectorIDs []string) Log {
+	run := Run{Tool: Tool{Driver: Driver{Name: "tracelab", Rules: []Rule{}}}, Results: []Result{}}
+	ruleIndex := map[string]int{}
+	addRule := func(id string) int {
+		if i, ok := ruleIndex[id]; ok {
+			return i
+		}
+		ruleIndex[id] = len(run.Tool.Driver.Rules)
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, RuleFor(id))
+		return ruleIndex[id]
+	}
+	for _, id := range detectorIDs {
+		addRule(id)
+	}
+	locs := locationTable{index: map[string]int{}}
+	for _, f := range r.Findings {
+		run.Results = append(run.Results, Result{
+			RuleID:              f.Detector,
+			RuleIndex:           addRule(f.Detector),
+			Level:               Level(f),
+			Message:             Message{f.Summary},
+			Locations:           []Location{{LogicalLocations: []LogicalLocation{locs.leaf(f)}}},
+			PartialFingerprints: map[string]string{FingerprintKey: Fingerprint(f)},
+			Properties:          properties(f),
+		})
+	}
+	run.LogicalLocations = locs.all
+	return Log{Schema: SchemaURI, Version: Version, Runs: []Run{run}}
+}
+
+// Write encodes r as SARIF on w, indented.
+func Write(w io.Writer, r analyze.Report, detectorIDs []string) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(FromReport(r, detectorIDs))
+}
+
+// IDs returns the ids of ds, in order.
+func IDs(ds []detect.Detector) []string {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID()
+	}
+	return ids
+}
+
+// Level is a finding's SARIF level: "error" from ErrorShare of the
+// critical path on, "warning" below it.
+func Level(f detect.Finding) string {
+	if f.ShareOfCriticalPath >= ErrorShare {
+		return "error"
+	}
+	return "warning"
+}
+
+// Fingerprint is a stable hash of what identifies a finding across runs:
+// detector, service, request and operation. The numbers, which change from
+// run to run, are left out.
+func Fingerprint(f detect.Finding) string {
+	h := sha256.Sum256([]byte(strings.Join([]string{f.Detector, f.Service, f.Request, f.Operation}, "\x00")))
+	return hex.EncodeToString(h[:16])
+}
+
+// properties are the numbers of a finding, and its evidence as is.
+func properties(f detect.Finding) map[string]any {
+	p := map[string]any{
+		"detector":               f.Detector,
+		"service":                f.Service,
+		"operation":              f.Operation,
+		"share_of_critical_path": f.ShareOfCriticalPath,
+		"traces_affected":        f.TracesAffected,
+	}
+	if f.Request != "" {
+		p["request"] = f.Request
+	}
+	if f.ParentOperation != "" {
+		p["parent_operation"] = f.ParentOperation
+	}
+	if f.CallsPerTrace != 0 {
+		p["calls_per_trace"] = f.CallsPerTrace
+	}
+	if f.ShareOfParent != 0 {
+		p["share_of_parent"] = f.ShareOfParent
+	}
+	if f.MaxConcurrency != 0 {
+		p["max_concurrency"] = f.MaxConcurrency
+	}
+	if id, ok := f.Evidence["example_trace_id"].(string); ok && id != "" {
+		p["example_trace_id"] = id
+	}
+	if len(f.Evidence) > 0 {
+		p["evidence"] = f.Evidence
+	}
+	return p
+}
+
+// locationTable builds run.logicalLocations: each service, request type
+// and operation once, children pointing at their parents.
+type locationTable struct {
+	all   []LogicalLocation
+	index map[string]int // by fullyQualifiedName and kind
+}
+
+func (t *locationTable) add(name, fqn, kind string, parent *int) int {
+	key := kind + "\x00" + fqn
+	if i, ok := t.index[key]; ok {
+		return i
+	}
+	i := len(t.all)
+	t.index[key] = i
+	t.all = append(t.all, LogicalLocation{Name: name, FullyQualifiedName: fqn, Kind: kind, ParentIndex: parent})
+	return i
+}
+
+// leaf adds the finding's service, request and operation and returns the
+// operation's location as a result refers to it. A finding without a
+// request (one that spans routes) hangs its operation on the service.
+func (t *locationTable) leaf(f detect.Finding) LogicalLocation {
+	parent := t.add(f.Service, f.Service, "module", nil)
+	fqn := f.Service
+	if f.Request != "" {
+		fqn += " " + f.Request
+		p := parent
+		parent = t.add(f.Request, fqn, "function", &p)
+	}
+	fqn += " " + f.Operation
+	p := parent
+	i := t.add(f.Operation, fqn, "member", &p)
+	return LogicalLocation{Name: f.Operation, FullyQualifiedName: fqn, Kind: "member", Index: &i}
+}
