@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
@@ -21,15 +23,18 @@ func init() {
 	register("compare", "compare a baseline's traces with a candidate's: findings and latency", runCompare)
 }
 
-const compareUsage = `usage: tracelab compare --baseline F --candidate F [--format text|json] [--max-p95-regression P%] [--fail-on new|none]
+const compareUsage = `usage: tracelab compare --baseline SRC --candidate SRC [--format text|json] [--max-p95-regression P%] [--fail-on new|none]
 
-Analyzes two trace files (any form analyze reads; - for stdin on one side at
-most) and compares them: findings resolved (baseline only), new (candidate
-only) and persisting (matched by detector, service, request and operation);
-and per request type p50 and p95 of the request's duration with a 95%
-bootstrap confidence interval of the ratio candidate/baseline (percentile
-bootstrap, 2000 resamples, fixed seed), and calls and database round trips
-per request on each side.
+SRC is a trace file (any form analyze reads; - for stdin on one side at
+most) or jaeger:URL?service=S[&operation=O][&since=15m|&start=T&end=T]
+[&limit=20][&timeout=30s], which fetches traces as analyze --jaeger does.
+
+Analyzes both sides and compares them: findings resolved (baseline only),
+new (candidate only) and persisting (matched by detector, service, request
+and operation); and per request type p50 and p95 of the request's duration
+with a 95% bootstrap confidence interval of the ratio candidate/baseline
+(percentile bootstrap, 2000 resamples, fixed seed), and calls and database
+round trips per request on each side.
 
 Fails (exit 1) when something got worse beyond the thresholds:
   --fail-on new              any finding is new (the default); none: never
@@ -40,9 +45,10 @@ Fails (exit 1) when something got worse beyond the thresholds:
                              noise (default 10%)
 
 Exit codes: 0 nothing got worse; 1 it did; 2 bad input (flags, an unreadable
-or malformed file, a bad percentage).`
+or malformed file, a bad percentage, no traces found in Jaeger's window, a
+query Jaeger rejects); 3 Jaeger is not answering (refused, timeout, 5xx).`
 
-const compareShortUsage = "usage: tracelab compare --baseline F --candidate F [--format text|json] [--max-p95-regression P%] [--fail-on new|none]"
+const compareShortUsage = "usage: tracelab compare --baseline SRC --candidate SRC [--format text|json] [--max-p95-regression P%] [--fail-on new|none]"
 
 // compareOut is where the comparison goes; tests replace it.
 var compareOut io.Writer = os.Stdout
@@ -50,8 +56,8 @@ var compareOut io.Writer = os.Stdout
 func runCompare(args []string) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	baseline := fs.String("baseline", "", "the baseline's trace file")
-	candidate := fs.String("candidate", "", "the candidate's trace file")
+	baseline := fs.String("baseline", "", "the baseline: a trace file or jaeger:URL?service=S")
+	candidate := fs.String("candidate", "", "the candidate: a trace file or jaeger:URL?service=S")
 	format := fs.String("format", "text", "output format: text or json")
 	maxReg := fs.String("max-p95-regression", "10%", "allowed p95 regression beyond noise")
 	failOn := fs.String("fail-on", "new", "new or none")
@@ -66,7 +72,7 @@ func runCompare(args []string) int {
 		return fail(exitUsage, "compare: unexpected argument %q; %s", fs.Arg(0), compareShortUsage)
 	}
 	if *baseline == "" || *candidate == "" {
-		return fail(exitUsage, "compare: --baseline and --candidate are both required (trace files); %s", compareShortUsage)
+		return fail(exitUsage, "compare: --baseline and --candidate are both required (trace files or jaeger:URL?service=S); %s", compareShortUsage)
 	}
 	if *baseline == "-" && *candidate == "-" {
 		return fail(exitUsage, "compare: --baseline and --candidate cannot both be - (stdin); give one of them as a file")
@@ -122,17 +128,83 @@ func parsePercent(s string) (float64, error) {
 	return v / 100, nil
 }
 
-func readTraces(flagName, file string) ([]*trace.Trace, int) {
-	f, code := openTraceFile("compare: "+flagName, file)
+// readTraces reads one side: a trace file (- for stdin) or
+// jaeger:URL?service=S&... (see compareUsage).
+func readTraces(flagName, src string) ([]*trace.Trace, int) {
+	cmd := "compare: " + flagName
+	if rest, ok := strings.CutPrefix(src, "jaeger:"); ok {
+		in, name, code := jaegerSource(cmd, rest)
+		if code != exitOK {
+			return nil, code
+		}
+		traces, err := otlp.ParseReader(in)
+		if err != nil {
+			return nil, fail(exitUsage, "%s: %s: %v", cmd, name, err)
+		}
+		if len(traces) == 0 {
+			return nil, fail(exitUsage, "%s: no traces found for %s", cmd, name)
+		}
+		return traces, exitOK
+	}
+	f, code := openTraceFile(cmd, src)
 	if code != exitOK {
 		return nil, code
 	}
 	defer f.Close()
 	traces, err := otlp.ParseReader(f)
 	if err != nil {
-		return nil, fail(exitUsage, "compare: %s %s: %v", flagName, file, err)
+		return nil, fail(exitUsage, "%s %s: %v", cmd, src, err)
 	}
 	return traces, exitOK
+}
+
+// jaegerParams are the query parameters of a jaeger: source, named after
+// analyze's flags.
+var jaegerParams = map[string]bool{"service": true, "operation": true, "since": true, "start": true, "end": true, "limit": true, "timeout": true}
+
+// jaegerSource fetches the traces of jaeger:URL?service=S&... the way
+// analyze --jaeger URL --service S ... does.
+func jaegerSource(cmd, raw string) (io.Reader, string, int) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, "", fail(exitUsage, "%s: jaeger:%s is not jaeger:http(s)://HOST:PORT?service=S[&operation=O][&since=15m|&start=T&end=T][&limit=20][&timeout=30s]", cmd, raw)
+	}
+	q := u.Query()
+	if q.Get("service") == "" {
+		return nil, "", fail(exitUsage, "%s: jaeger:%s needs ?service=S (the service whose traces to fetch)", cmd, raw)
+	}
+	set := map[string]bool{}
+	for k, v := range q {
+		if !jaegerParams[k] {
+			return nil, "", fail(exitUsage, "%s: the jaeger: source has an unknown parameter %q; use service, operation, since, start, end, limit, timeout", cmd, k)
+		}
+		if len(v) != 1 {
+			return nil, "", fail(exitUsage, "%s: the jaeger: source gives %q %d times", cmd, k, len(v))
+		}
+		set[k] = true
+	}
+	since := "15m"
+	if set["since"] {
+		since = q.Get("since")
+	}
+	w, code := remoteWindow(cmd, set, since, q.Get("start"), q.Get("end"))
+	if code != exitOK {
+		return nil, "", code
+	}
+	limit := 20
+	if set["limit"] {
+		if limit, err = strconv.Atoi(q.Get("limit")); err != nil || limit < 1 {
+			return nil, "", fail(exitUsage, "%s: limit=%q: it must be a whole number, at least 1", cmd, q.Get("limit"))
+		}
+	}
+	timeout := 30 * time.Second
+	if set["timeout"] {
+		if timeout, err = time.ParseDuration(q.Get("timeout")); err != nil || timeout <= 0 {
+			return nil, "", fail(exitUsage, "%s: timeout=%q is not a positive duration (e.g. 30s, 2m)", cmd, q.Get("timeout"))
+		}
+	}
+	u.RawQuery = ""
+	return fetchJaeger(cmd, u.String(), q.Get("service"), q.Get("operation"), w, limit, timeout)
 }
 
 func writeComparison(w io.Writer, r compare.Result) error {

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,5 +167,52 @@ func TestParsePercent(t *testing.T) {
 		if got, err := parsePercent(in); err != nil || got != want {
 			t.Errorf("parsePercent(%q) = %v, %v; want %v", in, got, err, want)
 		}
+	}
+}
+
+func TestCompareJaegerSource(t *testing.T) {
+	body := jaegerBody(t) // 3 traces of the fixed nplus1 variant
+	var got url.Values
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.Query()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer srv.Close()
+
+	code, out, errOut := runCompareCaptured(t, "--baseline", nplus1Baseline, "--candidate", "jaeger:"+srv.URL+"?service=catalog&limit=5&since=10m", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if got.Get("query.service_name") != "catalog" || got.Get("query.num_traces") != "5" {
+		t.Errorf("Jaeger query %v", got)
+	}
+	r := compareJSON(t, out)
+	if len(r.Resolved) != 1 || r.Requests[0].Candidate == nil || r.Requests[0].Candidate.Traces != 3 {
+		t.Errorf("resolved %+v, requests %+v", r.Resolved, r.Requests)
+	}
+
+	// A Jaeger that does not answer: exit 3, one line.
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	code, _, errOut = runCompareCaptured(t, "--baseline", "jaeger:"+deadURL+"?service=catalog", "--candidate", nplus1Fixed)
+	if code != exitRuntime {
+		t.Errorf("dead Jaeger: exit %d, want 3; %q", code, errOut)
+	}
+	checkOneLine(t, errOut)
+
+	for _, src := range []string{
+		"jaeger:" + srv.URL, // no service
+		"jaeger:" + srv.URL + "?service=catalog&bogus=1",     // unknown parameter
+		"jaeger:" + srv.URL + "?service=catalog&limit=0",     // bad limit
+		"jaeger:" + srv.URL + "?service=catalog&since=never", // bad window
+		"jaeger:localhost:16686?service=catalog",             // not a URL
+	} {
+		code, _, errOut := runCompareCaptured(t, "--baseline", nplus1Baseline, "--candidate", src)
+		if code != exitUsage {
+			t.Errorf("%s: exit %d, want 2; %q", src, code, errOut)
+		}
+		checkOneLine(t, errOut)
 	}
 }
