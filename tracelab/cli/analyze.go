@@ -147,7 +147,7 @@ func runAnalyze(args []string) int {
 		defer f.Close()
 		in, name = f, *file
 	default:
-		w, code := remoteWindow(set, *since, *startS, *endS)
+		w, code := remoteWindow("analyze", set, *since, *startS, *endS)
 		if code != exitOK {
 			return code
 		}
@@ -159,9 +159,9 @@ func runAnalyze(args []string) int {
 			return fail(exitUsage, "analyze: --timeout %q is not a positive duration (e.g. 30s, 2m)", *timeout)
 		}
 		if source == "--jaeger" {
-			in, name, code = fetchJaeger(*jaegerURL, *service, *operation, w, *limit, to)
+			in, name, code = fetchJaeger("analyze", *jaegerURL, *service, *operation, w, *limit, to)
 		} else {
-			in, name, code = fetchTempo(*tempoURL, *traceQL, w, *limit, to)
+			in, name, code = fetchTempo("analyze", *tempoURL, *traceQL, w, *limit, to)
 		}
 		if code != exitOK {
 			return code
@@ -225,40 +225,40 @@ func (w window) String() string {
 }
 
 // remoteWindow reads --since, or --start and --end.
-func remoteWindow(set map[string]bool, since, start, end string) (window, int) {
+func remoteWindow(cmd string, set map[string]bool, since, start, end string) (window, int) {
 	if set["start"] || set["end"] {
 		if set["since"] {
-			return window{}, fail(exitUsage, "analyze: --since and --start/--end both give the window; use one")
+			return window{}, fail(exitUsage, "%s: --since and --start/--end both give the window; use one", cmd)
 		}
 		if !set["start"] || !set["end"] {
-			return window{}, fail(exitUsage, "analyze: --start and --end go together: give both (RFC3339, e.g. 2026-01-02T15:04:05Z), or --since D")
+			return window{}, fail(exitUsage, "%s: --start and --end go together: give both (RFC3339, e.g. 2026-01-02T15:04:05Z), or --since D", cmd)
 		}
 		from, err := time.Parse(time.RFC3339, start)
 		if err != nil {
-			return window{}, fail(exitUsage, "analyze: --start %q is not an RFC3339 time (e.g. 2026-01-02T15:04:05Z)", start)
+			return window{}, fail(exitUsage, "%s: --start %q is not an RFC3339 time (e.g. 2026-01-02T15:04:05Z)", cmd, start)
 		}
 		to, err := time.Parse(time.RFC3339, end)
 		if err != nil {
-			return window{}, fail(exitUsage, "analyze: --end %q is not an RFC3339 time (e.g. 2026-01-02T15:04:05Z)", end)
+			return window{}, fail(exitUsage, "%s: --end %q is not an RFC3339 time (e.g. 2026-01-02T15:04:05Z)", cmd, end)
 		}
 		if !to.After(from) {
-			return window{}, fail(exitUsage, "analyze: --end %s is not after --start %s", end, start)
+			return window{}, fail(exitUsage, "%s: --end %s is not after --start %s", cmd, end, start)
 		}
 		return window{from, to}, exitOK
 	}
 	d, err := time.ParseDuration(since)
 	if err != nil || d <= 0 {
-		return window{}, fail(exitUsage, "analyze: --since %q is not a positive duration (e.g. 15m, 2h)", since)
+		return window{}, fail(exitUsage, "%s: --since %q is not a positive duration (e.g. 15m, 2h)", cmd, since)
 	}
 	now := analyzeNow()
 	return window{now.Add(-d), now}, exitOK
 }
 
 // backendURL checks a --jaeger or --tempo URL and drops a trailing slash.
-func backendURL(flagName, raw string) (string, int) {
+func backendURL(cmd, flagName, raw string) (string, int) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-		return "", fail(exitUsage, "analyze: --%s %q is not an http(s) URL like http://localhost:16686", flagName, raw)
+		return "", fail(exitUsage, "%s: --%s %q is not an http(s) URL like http://localhost:16686", cmd, flagName, raw)
 	}
 	return strings.TrimRight(raw, "/"), exitOK
 }
@@ -266,24 +266,24 @@ func backendURL(flagName, raw string) (string, int) {
 // backendFailure maps a backend error to its exit code: the backend
 // refusing the request (4xx) is bad input, no answer or a 5xx is the
 // environment.
-func backendFailure(err error) int {
+func backendFailure(cmd string, err error) int {
 	var je *jaeger.HTTPError
 	var te *tempo.HTTPError
 	switch {
 	case errors.As(err, &je) && je.StatusCode >= 400 && je.StatusCode < 500,
 		errors.As(err, &te) && te.StatusCode >= 400 && te.StatusCode < 500:
-		return fail(exitUsage, "analyze: %v", err)
+		return fail(exitUsage, "%s: %v", cmd, err)
 	}
-	return fail(exitRuntime, "analyze: %v", err)
+	return fail(exitRuntime, "%s: %v", cmd, err)
 }
 
-func fetchJaeger(rawURL, service, operation string, w window, limit int, timeout time.Duration) (io.Reader, string, int) {
-	base, code := backendURL("jaeger", rawURL)
+func fetchJaeger(cmd, rawURL, service, operation string, w window, limit int, timeout time.Duration) (io.Reader, string, int) {
+	base, code := backendURL(cmd, "jaeger", rawURL)
 	if code != exitOK {
 		return nil, "", code
 	}
 	if service == "" {
-		return nil, "", fail(exitUsage, "analyze: --jaeger needs --service S (the service whose traces to fetch)")
+		return nil, "", fail(exitUsage, "%s: --jaeger needs --service S (the service whose traces to fetch)", cmd)
 	}
 	c := jaeger.New(base)
 	c.HTTP.Timeout = timeout
@@ -297,7 +297,7 @@ func fetchJaeger(rawURL, service, operation string, w window, limit int, timeout
 	body, err := c.Find(context.Background(), jaeger.Query{Service: service, Operation: operation, From: w.from, To: w.to, Limit: limit})
 	stop()
 	if err != nil {
-		return nil, "", backendFailure(err)
+		return nil, "", backendFailure(cmd, err)
 	}
 	if d := time.Since(t0); d > 2*time.Second {
 		fmt.Fprintf(os.Stderr, "tracelab: fetched %.1f MB from Jaeger in %.1fs\n", float64(len(body))/1e6, d.Seconds())
@@ -305,13 +305,13 @@ func fetchJaeger(rawURL, service, operation string, w window, limit int, timeout
 	return bytes.NewReader(body), name, exitOK
 }
 
-func fetchTempo(rawURL, traceQL string, w window, limit int, timeout time.Duration) (io.Reader, string, int) {
-	base, code := backendURL("tempo", rawURL)
+func fetchTempo(cmd, rawURL, traceQL string, w window, limit int, timeout time.Duration) (io.Reader, string, int) {
+	base, code := backendURL(cmd, "tempo", rawURL)
 	if code != exitOK {
 		return nil, "", code
 	}
 	if strings.TrimSpace(traceQL) == "" {
-		return nil, "", fail(exitUsage, "analyze: --tempo needs --query TRACEQL, e.g. --query '{ resource.service.name = \"catalog\" }'")
+		return nil, "", fail(exitUsage, "%s: --tempo needs --query TRACEQL, e.g. --query '{ resource.service.name = \"catalog\" }'", cmd)
 	}
 	c := tempo.New(base)
 	c.HTTP.Timeout = timeout
@@ -321,10 +321,10 @@ func fetchTempo(rawURL, traceQL string, w window, limit int, timeout time.Durati
 	found, err := c.Search(ctx, traceQL, w.from, w.to, limit)
 	stop()
 	if err != nil {
-		return nil, "", backendFailure(err)
+		return nil, "", backendFailure(cmd, err)
 	}
 	if len(found) == 0 {
-		return nil, "", fail(exitUsage, "analyze: no traces found for %s", name)
+		return nil, "", fail(exitUsage, "%s: no traces found for %s", cmd, name)
 	}
 	ids := make([]string, len(found))
 	for i, t := range found {
@@ -341,13 +341,13 @@ func fetchTempo(rawURL, traceQL string, w window, limit int, timeout time.Durati
 	}
 	docs, missing, err := c.Traces(ctx, ids, progress)
 	if err != nil {
-		return nil, "", backendFailure(err)
+		return nil, "", backendFailure(cmd, err)
 	}
 	if missing > 0 {
 		fmt.Fprintf(os.Stderr, "tracelab: Tempo no longer holds %d of the %d traces its search found; analyzing the rest\n", missing, len(ids))
 	}
 	if len(docs) == 0 {
-		return nil, "", fail(exitUsage, "analyze: no traces found for %s", name)
+		return nil, "", fail(exitUsage, "%s: no traces found for %s", cmd, name)
 	}
 	return bytes.NewReader(bytes.Join(docs, []byte("\n"))), name, exitOK
 }
