@@ -242,6 +242,9 @@ func runSmoke(t *testing.T, name string, loadBound ...string) scenario.Result {
 	}
 	t.Run("dashboards", func(t *testing.T) { checkDashboards(t, name, res) })
 	t.Run("report-in-chromium", func(t *testing.T) { checkReportInChromium(t, filepath.Join(filepath.Dir(path), "report.html"), res) })
+	if check, ok := whileStackUp[name]; ok {
+		t.Run("while-the-stack-is-up", func(t *testing.T) { check(t, res) })
+	}
 	return res
 }
 
