@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tracelab/pkg/analyze"
+	"tracelab/pkg/backend"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/jaeger"
 	"tracelab/pkg/otlp"
@@ -267,11 +268,7 @@ func backendURL(cmd, flagName, raw string) (string, int) {
 // refusing the request (4xx) is bad input, no answer or a 5xx is the
 // environment.
 func backendFailure(cmd string, err error) int {
-	var je *jaeger.HTTPError
-	var te *tempo.HTTPError
-	switch {
-	case errors.As(err, &je) && je.StatusCode >= 400 && je.StatusCode < 500,
-		errors.As(err, &te) && te.StatusCode >= 400 && te.StatusCode < 500:
+	if he := (*backend.HTTPError)(nil); errors.As(err, &he) && he.Rejected() {
 		return fail(exitUsage, "%s: %v", cmd, err)
 	}
 	return fail(exitRuntime, "%s: %v", cmd, err)

@@ -14,10 +14,18 @@ import (
 // code, stdout and stderr.
 func runAnalyzeCaptured(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out bytes.Buffer
-	prevOut := analyzeOut
-	analyzeOut = &out
-	defer func() { analyzeOut = prevOut }()
+	return runCaptured(t, &analyzeOut, runAnalyze, args...)
+}
+
+// runCaptured runs a command in-process with its output variable pointed
+// at a buffer and stderr at a pipe, and returns its exit code, stdout and
+// stderr.
+func runCaptured(t *testing.T, out *io.Writer, run func([]string) int, args ...string) (int, string, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	prevOut := *out
+	*out = &buf
+	defer func() { *out = prevOut }()
 
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -30,10 +38,10 @@ func runAnalyzeCaptured(t *testing.T, args ...string) (int, string, string) {
 		b, _ := io.ReadAll(r)
 		errc <- string(b)
 	}()
-	code := runAnalyze(args)
+	code := run(args)
 	os.Stderr = prevErr
 	w.Close()
-	return code, out.String(), <-errc
+	return code, buf.String(), <-errc
 }
 
 func writeAnalyzeInput(t *testing.T, name, content string) string {

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,26 +17,7 @@ import (
 // code, stdout and stderr.
 func runCompareCaptured(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out bytes.Buffer
-	prevOut := compareOut
-	compareOut = &out
-	defer func() { compareOut = prevOut }()
-
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	prevErr := os.Stderr
-	os.Stderr = w
-	errc := make(chan string)
-	go func() {
-		b, _ := io.ReadAll(r)
-		errc <- string(b)
-	}()
-	code := runCompare(args)
-	os.Stderr = prevErr
-	w.Close()
-	return code, out.String(), <-errc
+	return runCaptured(t, &compareOut, runCompare, args...)
 }
 
 var (

@@ -4,14 +4,14 @@ package jaeger
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
+
+	"tracelab/pkg/backend"
 )
 
 type Client struct {
@@ -55,35 +55,6 @@ type Query struct {
 	Limit              int
 }
 
-// HTTPError is an answer other than 200 (or 404, which is no traces).
-// Message is the one-line reason Jaeger gave, or the start of its body.
-type HTTPError struct {
-	URL        string
-	StatusCode int
-	Status     string
-	Message    string
-}
-
-func (e *HTTPError) Error() string {
-	if e.Message == "" {
-		return fmt.Sprintf("Jaeger at %s answered %s", e.URL, e.Status)
-	}
-	return fmt.Sprintf("Jaeger at %s answered %s: %s", e.URL, e.Status, e.Message)
-}
-
-// NotAnsweringError is a request that got no HTTP answer: connection
-// refused, a timeout, a broken connection.
-type NotAnsweringError struct {
-	URL string
-	Err error
-}
-
-func (e *NotAnsweringError) Error() string {
-	return fmt.Sprintf("Jaeger is not answering at %s: %v", e.URL, e.Err)
-}
-
-func (e *NotAnsweringError) Unwrap() error { return e.Err }
-
 // Find is FindTraces with an operation name: GET /api/v3/traces.
 func (c *Client) Find(ctx context.Context, fq Query) ([]byte, error) {
 	q := url.Values{}
@@ -103,12 +74,12 @@ func (c *Client) Find(ctx context.Context, fq Query) ([]byte, error) {
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, &NotAnsweringError{URL: c.BaseURL, Err: urlErrorCause(err)}
+		return nil, backend.NotAnswering("Jaeger", c.BaseURL, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, &NotAnsweringError{URL: c.BaseURL, Err: fmt.Errorf("reading the answer: %v", urlErrorCause(err))}
+		return nil, &backend.NotAnsweringError{Backend: "Jaeger", URL: c.BaseURL, Err: fmt.Errorf("reading the answer: %v", err)}
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
@@ -128,28 +99,6 @@ func (c *Client) Find(ctx context.Context, fq Query) ([]byte, error) {
 		if msg == "" {
 			msg = string(body)
 		}
-		return nil, &HTTPError{URL: endpoint, StatusCode: resp.StatusCode, Status: resp.Status, Message: oneLine(msg)}
+		return nil, &backend.HTTPError{Backend: "Jaeger", URL: endpoint, StatusCode: resp.StatusCode, Status: resp.Status, Message: backend.OneLine(msg)}
 	}
-}
-
-// urlErrorCause drops the `Get "<url with the whole query>":` prefix: the
-// error names the server already.
-func urlErrorCause(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if ue.Timeout() {
-			return fmt.Errorf("no answer in time (%v)", ue.Err)
-		}
-		return ue.Err
-	}
-	return err
-}
-
-// oneLine folds a message to one line of at most 300 characters.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "…"
-	}
-	return s
 }

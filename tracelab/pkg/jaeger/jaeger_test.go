@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tracelab/pkg/backend"
 )
 
 func TestNotAnsweringIsOneClearError(t *testing.T) {
@@ -69,7 +71,7 @@ func TestFindSendsOperationAndSortsErrors(t *testing.T) {
 	}
 	status = http.StatusServiceUnavailable
 	_, err := c.Find(context.Background(), Query{Service: "catalog", From: now, To: now, Limit: 3})
-	var he *HTTPError
+	var he *backend.HTTPError
 	if !errors.As(err, &he) || he.StatusCode != 503 || he.Message != "storage unavailable" {
 		t.Errorf("got %v", err)
 	}

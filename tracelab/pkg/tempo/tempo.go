@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"tracelab/pkg/backend"
 )
 
 type Client struct {
@@ -34,35 +36,6 @@ type TraceSummary struct {
 	StartTimeUnixNano string `json:"startTimeUnixNano"`
 	DurationMs        int64  `json:"durationMs"`
 }
-
-// HTTPError is an answer other than 200. Message is Tempo's reason (its
-// error bodies are plain text, e.g. a TraceQL parse error), on one line.
-type HTTPError struct {
-	URL        string
-	StatusCode int
-	Status     string
-	Message    string
-}
-
-func (e *HTTPError) Error() string {
-	if e.Message == "" {
-		return fmt.Sprintf("Tempo at %s answered %s", e.URL, e.Status)
-	}
-	return fmt.Sprintf("Tempo at %s answered %s: %s", e.URL, e.Status, e.Message)
-}
-
-// NotAnsweringError is a request that got no HTTP answer: connection
-// refused, a timeout, a broken connection.
-type NotAnsweringError struct {
-	URL string
-	Err error
-}
-
-func (e *NotAnsweringError) Error() string {
-	return fmt.Sprintf("Tempo is not answering at %s: %v", e.URL, e.Err)
-}
-
-func (e *NotAnsweringError) Unwrap() error { return e.Err }
 
 // Search runs a TraceQL query over [from, to] (Tempo takes whole seconds)
 // and returns up to limit traces. No trace found is an empty list.
@@ -111,7 +84,7 @@ func (c *Client) Trace(ctx context.Context, traceID string) ([]byte, error) {
 func (c *Client) Traces(ctx context.Context, ids []string, progress func(done, total int)) (docs [][]byte, missing int, err error) {
 	for i, id := range ids {
 		doc, err := c.Trace(ctx, id)
-		var he *HTTPError
+		var he *backend.HTTPError
 		switch {
 		case errors.As(err, &he) && he.StatusCode == http.StatusNotFound:
 			missing++
@@ -135,41 +108,19 @@ func (c *Client) get(ctx context.Context, pathAndQuery string) ([]byte, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, &NotAnsweringError{URL: c.BaseURL, Err: urlErrorCause(err)}
+		return nil, backend.NotAnswering("Tempo", c.BaseURL, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, &NotAnsweringError{URL: c.BaseURL, Err: fmt.Errorf("reading the answer: %v", urlErrorCause(err))}
+		return nil, &backend.NotAnsweringError{Backend: "Tempo", URL: c.BaseURL, Err: fmt.Errorf("reading the answer: %v", err)}
 	}
 	if resp.StatusCode != http.StatusOK {
 		endpoint := c.BaseURL + pathAndQuery
 		if i := strings.IndexByte(endpoint, '?'); i >= 0 {
 			endpoint = endpoint[:i]
 		}
-		return nil, &HTTPError{URL: endpoint, StatusCode: resp.StatusCode, Status: resp.Status, Message: oneLine(string(body))}
+		return nil, &backend.HTTPError{Backend: "Tempo", URL: endpoint, StatusCode: resp.StatusCode, Status: resp.Status, Message: backend.OneLine(string(body))}
 	}
 	return body, nil
-}
-
-// urlErrorCause drops the `Get "<url with the whole query>":` prefix: the
-// error names the server already.
-func urlErrorCause(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if ue.Timeout() {
-			return fmt.Errorf("no answer in time (%v)", ue.Err)
-		}
-		return ue.Err
-	}
-	return err
-}
-
-// oneLine folds a message to one line of at most 300 characters.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "…"
-	}
-	return s
 }

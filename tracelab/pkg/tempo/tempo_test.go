@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tracelab/pkg/backend"
 )
 
 // The search answer's shape follows the example in Tempo's HTTP API docs
@@ -59,7 +61,7 @@ func TestErrors(t *testing.T) {
 	}))
 	defer srv.Close()
 	_, err := New(srv.URL).Search(context.Background(), "{ foo", time.Now(), time.Now(), 5)
-	var he *HTTPError
+	var he *backend.HTTPError
 	if !errors.As(err, &he) || he.StatusCode != 400 || he.Message != "invalid TraceQL query: parse error at line 1, col 3: syntax error" || he.URL != srv.URL+"/api/search" {
 		t.Errorf("got %v", err)
 	}
@@ -68,7 +70,7 @@ func TestErrors(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	_, err = New("http://"+addr).Search(context.Background(), "{}", time.Now(), time.Now(), 5)
-	var na *NotAnsweringError
+	var na *backend.NotAnsweringError
 	if !errors.As(err, &na) || !strings.HasPrefix(err.Error(), "Tempo is not answering at http://"+addr+": ") {
 		t.Errorf("got %v", err)
 	}
