@@ -59,6 +59,14 @@ var analyzeOut io.Writer = os.Stdout
 // analyzeNow is the clock --since counts back from; tests replace it.
 var analyzeNow = time.Now
 
+// What a remote source fetches unless told otherwise, in analyze's flags
+// and in compare's jaeger: and tempo: sources.
+const (
+	defaultSince   = "15m"
+	defaultLimit   = 20
+	defaultTimeout = 30 * time.Second
+)
+
 // Flags of each source; a flag of one source with another is an error.
 var (
 	fileFlags   = []string{"file"}
@@ -77,11 +85,11 @@ func runAnalyze(args []string) int {
 	operation := fs.String("operation", "", "Jaeger: operation name")
 	tempoURL := fs.String("tempo", "", "Tempo query URL")
 	traceQL := fs.String("query", "", "Tempo: TraceQL query")
-	since := fs.String("since", "15m", "window: the last D")
+	since := fs.String("since", defaultSince, "window: the last D")
 	startS := fs.String("start", "", "window start, RFC3339")
 	endS := fs.String("end", "", "window end, RFC3339")
-	limit := fs.Int("limit", 20, "most traces to fetch")
-	timeout := fs.String("timeout", "30s", "timeout of each HTTP request")
+	limit := fs.Int("limit", defaultLimit, "most traces to fetch")
+	timeout := fs.String("timeout", defaultTimeout.String(), "timeout of each HTTP request")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(analyzeOut, analyzeUsage)

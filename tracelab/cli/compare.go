@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/otlp"
+	"tracelab/pkg/sarif"
 	"tracelab/pkg/trace"
 )
 
@@ -23,11 +25,16 @@ func init() {
 	register("compare", "compare a baseline's traces with a candidate's: findings and latency", runCompare)
 }
 
-const compareUsage = `usage: tracelab compare --baseline SRC --candidate SRC [--format text|json] [--max-p95-regression P%] [--fail-on new|none]
+const compareUsage = `usage: tracelab compare --baseline SRC --candidate SRC [--format text|json|sarif] [--max-p95-regression P%] [--fail-on new|none]
 
-SRC is a trace file (any form analyze reads; - for stdin on one side at
-most) or jaeger:URL?service=S[&operation=O][&since=15m|&start=T&end=T]
-[&limit=20][&timeout=30s], which fetches traces as analyze --jaeger does.
+SRC is one of:
+  FILE            a trace file, in any form analyze reads (- for stdin, on
+                  one side at most)
+  jaeger:URL?service=S[&operation=O][&since=15m|&start=T&end=T][&limit=20][&timeout=30s]
+                  traces fetched as analyze --jaeger URL --service S … does
+  tempo:URL?query=TRACEQL[&since=15m|&start=T&end=T][&limit=20][&timeout=30s]
+                  traces fetched as analyze --tempo URL --query TRACEQL …
+                  does (URL-encode the query)
 
 Analyzes both sides and compares them: findings resolved (baseline only),
 new (candidate only) and persisting (matched by detector, service, request
@@ -35,6 +42,11 @@ and operation); and per request type p50 and p95 of the request's duration
 with a 95% bootstrap confidence interval of the ratio candidate/baseline
 (percentile bootstrap, 2000 resamples, fixed seed), and calls and database
 round trips per request on each side.
+
+--format json prints the comparison as pkg/compare/compare.schema.json
+describes it; --format sarif writes SARIF 2.1.0 whose results carry their
+baselineState (new, unchanged, absent), plus an error result of rule
+p95-regression for each request type that regressed.
 
 Fails (exit 1) when something got worse beyond the thresholds:
   --fail-on new              any finding is new (the default); none: never
@@ -45,10 +57,10 @@ Fails (exit 1) when something got worse beyond the thresholds:
                              noise (default 10%)
 
 Exit codes: 0 nothing got worse; 1 it did; 2 bad input (flags, an unreadable
-or malformed file, a bad percentage, no traces found in Jaeger's window, a
-query Jaeger rejects); 3 Jaeger is not answering (refused, timeout, 5xx).`
+or malformed file, a bad percentage, no traces found in the window, a query
+the backend rejects); 3 the backend is not answering (refused, timeout, 5xx).`
 
-const compareShortUsage = "usage: tracelab compare --baseline SRC --candidate SRC [--format text|json] [--max-p95-regression P%] [--fail-on new|none]"
+const compareShortUsage = "usage: tracelab compare --baseline SRC --candidate SRC [--format text|json|sarif] [--max-p95-regression P%] [--fail-on new|none]"
 
 // compareOut is where the comparison goes; tests replace it.
 var compareOut io.Writer = os.Stdout
@@ -56,9 +68,9 @@ var compareOut io.Writer = os.Stdout
 func runCompare(args []string) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	baseline := fs.String("baseline", "", "the baseline: a trace file or jaeger:URL?service=S")
-	candidate := fs.String("candidate", "", "the candidate: a trace file or jaeger:URL?service=S")
-	format := fs.String("format", "text", "output format: text or json")
+	baseline := fs.String("baseline", "", "the baseline: a trace file, jaeger:URL?service=S or tempo:URL?query=Q")
+	candidate := fs.String("candidate", "", "the candidate: a trace file, jaeger:URL?service=S or tempo:URL?query=Q")
+	format := fs.String("format", "text", "output format: text, json or sarif")
 	maxReg := fs.String("max-p95-regression", "10%", "allowed p95 regression beyond noise")
 	failOn := fs.String("fail-on", "new", "new or none")
 	if err := fs.Parse(args); err != nil {
@@ -72,13 +84,13 @@ func runCompare(args []string) int {
 		return fail(exitUsage, "compare: unexpected argument %q; %s", fs.Arg(0), compareShortUsage)
 	}
 	if *baseline == "" || *candidate == "" {
-		return fail(exitUsage, "compare: --baseline and --candidate are both required (trace files or jaeger:URL?service=S); %s", compareShortUsage)
+		return fail(exitUsage, "compare: --baseline and --candidate are both required (trace files, jaeger:URL?service=S or tempo:URL?query=Q); %s", compareShortUsage)
 	}
 	if *baseline == "-" && *candidate == "-" {
 		return fail(exitUsage, "compare: --baseline and --candidate cannot both be - (stdin); give one of them as a file")
 	}
-	if *format != "text" && *format != "json" {
-		return fail(exitUsage, "compare: unknown --format %q; use text or json", *format)
+	if *format != "text" && *format != "json" && *format != "sarif" {
+		return fail(exitUsage, "compare: unknown --format %q; use text, json or sarif", *format)
 	}
 	if *failOn != "new" && *failOn != "none" {
 		return fail(exitUsage, "compare: unknown --fail-on %q; use new or none", *failOn)
@@ -100,11 +112,14 @@ func runCompare(args []string) int {
 	res := compare.Compare(compare.NewInput(base, detectors), compare.NewInput(cand, detectors),
 		compare.Options{MaxP95Regression: maxRegression, FailOnNew: *failOn == "new"})
 
-	if *format == "json" {
+	switch *format {
+	case "json":
 		enc := json.NewEncoder(compareOut)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(res)
-	} else {
+	case "sarif":
+		err = sarif.WriteComparison(compareOut, res, sarif.IDs(detectors), maxRegression)
+	default:
 		err = writeComparison(compareOut, res)
 	}
 	if err != nil {
@@ -128,12 +143,16 @@ func parsePercent(s string) (float64, error) {
 	return v / 100, nil
 }
 
-// readTraces reads one side: a trace file (- for stdin) or
-// jaeger:URL?service=S&... (see compareUsage).
+// readTraces reads one side: a trace file (- for stdin),
+// jaeger:URL?service=S&... or tempo:URL?query=Q&... (see compareUsage).
 func readTraces(flagName, src string) ([]*trace.Trace, int) {
 	cmd := "compare: " + flagName
-	if rest, ok := strings.CutPrefix(src, "jaeger:"); ok {
-		in, name, code := jaegerSource(cmd, rest)
+	for _, b := range remoteBackends {
+		rest, ok := strings.CutPrefix(src, b.scheme+":")
+		if !ok {
+			continue
+		}
+		in, name, code := remoteSource(cmd, b, rest)
 		if code != exitOK {
 			return nil, code
 		}
@@ -158,32 +177,48 @@ func readTraces(flagName, src string) ([]*trace.Trace, int) {
 	return traces, exitOK
 }
 
-// jaegerParams are the query parameters of a jaeger: source, named after
-// analyze's flags.
-var jaegerParams = map[string]bool{"service": true, "operation": true, "since": true, "start": true, "end": true, "limit": true, "timeout": true}
+// remoteBackend is a query source of compare: its scheme, its own
+// parameters (named after analyze's flags, the first one required) and how
+// it fetches. Every source also takes remoteFlags.
+type remoteBackend struct {
+	scheme string
+	params []string
+	fetch  func(cmd, url string, p url.Values, w window, limit int, timeout time.Duration) (io.Reader, string, int)
+}
 
-// jaegerSource fetches the traces of jaeger:URL?service=S&... the way
-// analyze --jaeger URL --service S ... does.
-func jaegerSource(cmd, raw string) (io.Reader, string, int) {
+var remoteBackends = []remoteBackend{
+	{"jaeger", jaegerFlags[1:], func(cmd, u string, p url.Values, w window, limit int, timeout time.Duration) (io.Reader, string, int) {
+		return fetchJaeger(cmd, u, p.Get("service"), p.Get("operation"), w, limit, timeout)
+	}},
+	{"tempo", tempoFlags[1:], func(cmd, u string, p url.Values, w window, limit int, timeout time.Duration) (io.Reader, string, int) {
+		return fetchTempo(cmd, u, p.Get("query"), w, limit, timeout)
+	}},
+}
+
+// remoteSource fetches the traces of <scheme>:URL?param=...&... the way
+// analyze --<scheme> URL --param ... does.
+func remoteSource(cmd string, b remoteBackend, raw string) (io.Reader, string, int) {
+	form := fmt.Sprintf("%s:http(s)://HOST:PORT?%s=…[&since=15m|&start=T&end=T][&limit=20][&timeout=30s]", b.scheme, b.params[0])
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, "", fail(exitUsage, "%s: jaeger:%s is not jaeger:http(s)://HOST:PORT?service=S[&operation=O][&since=15m|&start=T&end=T][&limit=20][&timeout=30s]", cmd, raw)
+		return nil, "", fail(exitUsage, "%s: %s:%s is not %s", cmd, b.scheme, raw, form)
 	}
 	q := u.Query()
-	if q.Get("service") == "" {
-		return nil, "", fail(exitUsage, "%s: jaeger:%s needs ?service=S (the service whose traces to fetch)", cmd, raw)
+	if strings.TrimSpace(q.Get(b.params[0])) == "" {
+		return nil, "", fail(exitUsage, "%s: %s:%s needs ?%s=… (%s)", cmd, b.scheme, raw, b.params[0], form)
 	}
+	known := append(append([]string(nil), b.params...), remoteFlags...)
 	set := map[string]bool{}
 	for k, v := range q {
-		if !jaegerParams[k] {
-			return nil, "", fail(exitUsage, "%s: the jaeger: source has an unknown parameter %q; use service, operation, since, start, end, limit, timeout", cmd, k)
+		if !slices.Contains(known, k) {
+			return nil, "", fail(exitUsage, "%s: the %s: source has an unknown parameter %q; use %s", cmd, b.scheme, k, strings.Join(known, ", "))
 		}
 		if len(v) != 1 {
-			return nil, "", fail(exitUsage, "%s: the jaeger: source gives %q %d times", cmd, k, len(v))
+			return nil, "", fail(exitUsage, "%s: the %s: source gives %q %d times", cmd, b.scheme, k, len(v))
 		}
 		set[k] = true
 	}
-	since := "15m"
+	since := defaultSince
 	if set["since"] {
 		since = q.Get("since")
 	}
@@ -191,20 +226,20 @@ func jaegerSource(cmd, raw string) (io.Reader, string, int) {
 	if code != exitOK {
 		return nil, "", code
 	}
-	limit := 20
+	limit := defaultLimit
 	if set["limit"] {
 		if limit, err = strconv.Atoi(q.Get("limit")); err != nil || limit < 1 {
 			return nil, "", fail(exitUsage, "%s: limit=%q: it must be a whole number, at least 1", cmd, q.Get("limit"))
 		}
 	}
-	timeout := 30 * time.Second
+	timeout := defaultTimeout
 	if set["timeout"] {
 		if timeout, err = time.ParseDuration(q.Get("timeout")); err != nil || timeout <= 0 {
 			return nil, "", fail(exitUsage, "%s: timeout=%q is not a positive duration (e.g. 30s, 2m)", cmd, q.Get("timeout"))
 		}
 	}
 	u.RawQuery = ""
-	return fetchJaeger(cmd, u.String(), q.Get("service"), q.Get("operation"), w, limit, timeout)
+	return b.fetch(cmd, u.String(), q, w, limit, timeout)
 }
 
 func writeComparison(w io.Writer, r compare.Result) error {

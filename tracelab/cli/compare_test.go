@@ -195,3 +195,60 @@ func TestCompareJaegerSource(t *testing.T) {
 		checkOneLine(t, errOut)
 	}
 }
+
+func TestCompareTempoSource(t *testing.T) {
+	fixedNow(t)
+	f := &fakeTempo{}
+	srv := f.serve(t, "") // two petclinic traces with an N+1
+	query := `{ resource.service.name = "petclinic" }`
+	src := "tempo:" + srv.URL + "?" + url.Values{"query": {query}, "since": {"1h"}, "limit": {"5"}}.Encode()
+	code, out, errOut := runCompareCaptured(t, "--baseline", src, "--candidate", nplus1Fixed, "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if f.search.Get("q") != query || f.search.Get("limit") != "5" || len(f.fetched) != 2 {
+		t.Errorf("search %v, fetched %v", f.search, f.fetched)
+	}
+	if r := compareJSON(t, out); len(r.Resolved) == 0 || r.Resolved[0].Service != "petclinic" {
+		t.Errorf("resolved %+v, want petclinic's findings", r.Resolved)
+	}
+
+	for _, src := range []string{
+		"tempo:" + srv.URL, // no query
+		"tempo:" + srv.URL + "?query=%7B%7D&service=x",                  // a Jaeger parameter
+		"tempo:" + srv.URL + "?query=%7B%7D&start=2026-01-01T00:00:00Z", // start without end
+	} {
+		code, _, errOut := runCompareCaptured(t, "--baseline", src, "--candidate", nplus1Fixed)
+		if code != exitUsage {
+			t.Errorf("%s: exit %d, want 2; %q", src, code, errOut)
+		}
+		checkOneLine(t, errOut)
+	}
+}
+
+// SARIF keeps compare's exit codes and says which finding is new.
+func TestCompareSARIF(t *testing.T) {
+	code, out, errOut := runCompareCaptured(t, "--baseline", nplus1Fixed, "--candidate", nplus1Baseline, "--format", "sarif")
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1; stderr %q", code, errOut)
+	}
+	var log struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Results []struct {
+				RuleID        string `json:"ruleId"`
+				BaselineState string `json:"baselineState"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &log); err != nil || log.Version != "2.1.0" || len(log.Runs) != 1 {
+		t.Fatalf("not a SARIF 2.1.0 log (%v):\n%s", err, out)
+	}
+	var got []string
+	for _, r := range log.Runs[0].Results {
+		got = append(got, r.RuleID+":"+r.BaselineState)
+	}
+	if strings.Join(got, " ") != "n-plus-one:new p95-regression:" {
+		t.Errorf("results %v, want the new n-plus-one and the p95 regression", got)
+	}
+}

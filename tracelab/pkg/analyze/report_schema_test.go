@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,41 +10,19 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"tracelab/internal/schematest"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/otlp"
 )
 
 func reportSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(ReportSchema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("report.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("report.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return schematest.Compile(t, "report.schema.json", map[string][]byte{"report.schema.json": ReportSchema})
 }
 
 // reportJSON is r as `analyze --format json` prints it, read back as
 // generic JSON.
 func reportJSON(t *testing.T, r Report) any {
-	t.Helper()
-	raw, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inst
+	return schematest.Instance(t, r)
 }
 
 func corpusReport(t *testing.T, name string) Report {

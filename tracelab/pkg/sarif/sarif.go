@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"tracelab/pkg/analyze"
+	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
 )
 
@@ -92,6 +93,7 @@ type Result struct {
 	Message             Message           `json:"message"`
 	Locations           []Location        `json:"locations"`
 	PartialFingerprints map[string]string `json:"partialFingerprints"`
+	BaselineState       string            `json:"baselineState,omitempty"`
 	Properties          map[string]any    `json:"properties"`
 }
 
@@ -135,6 +137,10 @@ var ruleText = map[string][2]string{
 		"Requests spend most of their time before the handler starts.",
 		"Most of the request's time goes to dispatch (filters, handler mapping) before its handler runs. Look at the route matcher and the filter chain.",
 	},
+	RegressionRule: {
+		"A request type got slower than the baseline, beyond noise.",
+		"The candidate's p95 latency of this request type exceeds the baseline's by more than the allowed regression, even at the low end of the ratio's 95% bootstrap confidence interval. Look at what changed on its critical path.",
+	},
 	"kafka-producer-contention": {
 		"Producer sends wait on the Kafka client's buffer under bursts.",
 		"Sends wait for room in the producer's buffer when messages come in bursts. Use larger batches, a longer linger and a larger buffer.",
@@ -161,40 +167,121 @@ func Described(id string) bool {
 // that order; pass the ids of detect.All()). A finding of an id not in
 // detectorIDs gets a rule of its own, appended.
 func FromReport(r analyze.Report, detectorIDs []string) Log {
-	run := Run{Tool: Tool{Driver: Driver{Name: "tracelab", Rules: []Rule{}}}, Results: []Result{}}
-	ruleIndex := map[string]int{}
-	addRule := func(id string) int {
-		if i, ok := ruleIndex[id]; ok {
-			return i
-		}
-		ruleIndex[id] = len(run.Tool.Driver.Rules)
-		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, RuleFor(id))
-		return ruleIndex[id]
-	}
-	for _, id := range detectorIDs {
-		addRule(id)
-	}
-	locs := locationTable{index: map[string]int{}}
+	b := newBuilder(detectorIDs)
 	for _, f := range r.Findings {
-		run.Results = append(run.Results, Result{
-			RuleID:              f.Detector,
-			RuleIndex:           addRule(f.Detector),
-			Level:               Level(f),
-			Message:             Message{f.Summary},
-			Locations:           []Location{{LogicalLocations: []LogicalLocation{locs.leaf(f)}}},
-			PartialFingerprints: map[string]string{FingerprintKey: Fingerprint(f)},
-			Properties:          properties(f),
-		})
+		b.finding(f, "")
 	}
-	run.LogicalLocations = locs.all
-	return Log{Schema: SchemaURI, Version: Version, Runs: []Run{run}}
+	return b.log()
 }
 
 // Write encodes r as SARIF on w, indented.
 func Write(w io.Writer, r analyze.Report, detectorIDs []string) error {
+	return writeLog(w, FromReport(r, detectorIDs))
+}
+
+// RegressionRule is the rule of a request type that got slower beyond the
+// comparison's allowance.
+const RegressionRule = "p95-regression"
+
+// FromComparison encodes a comparison as a log of one run. Each finding is
+// a result with its SARIF baselineState: "new" (in the candidate only),
+// "unchanged" (persisting) or "absent" (resolved; level "none", as it no
+// longer happens). Each request type that regressed is an "error" result of
+// RegressionRule, located at its request type.
+func FromComparison(c compare.Result, detectorIDs []string, maxRegression float64) Log {
+	b := newBuilder(detectorIDs)
+	for _, f := range c.New {
+		b.finding(f, "new")
+	}
+	for _, f := range c.Persisting {
+		b.finding(f, "unchanged")
+	}
+	for _, f := range c.Resolved {
+		b.finding(f, "absent").Level = "none"
+	}
+	for _, q := range c.Requests {
+		reason, bad := compare.Regressed(q, maxRegression)
+		if !bad {
+			continue
+		}
+		// q.Request is "service operation" already: one location.
+		i := b.locs.add(q.Request, q.Request, "function", nil)
+		loc := LogicalLocation{Name: q.Request, FullyQualifiedName: q.Request, Kind: "function", Index: &i}
+		b.run.Results = append(b.run.Results, Result{
+			RuleID:              RegressionRule,
+			RuleIndex:           b.rule(RegressionRule),
+			Level:               "error",
+			Message:             Message{reason},
+			Locations:           []Location{{LogicalLocations: []LogicalLocation{loc}}},
+			PartialFingerprints: map[string]string{FingerprintKey: fingerprint(RegressionRule, q.Request)},
+			Properties: map[string]any{
+				"request": q.Request, "p95_ratio": q.P95Ratio,
+				"baseline_p95_ms": q.Baseline.P95Ms, "candidate_p95_ms": q.Candidate.P95Ms,
+			},
+		})
+	}
+	return b.log()
+}
+
+// WriteComparison encodes c as SARIF on w, indented.
+func WriteComparison(w io.Writer, c compare.Result, detectorIDs []string, maxRegression float64) error {
+	return writeLog(w, FromComparison(c, detectorIDs, maxRegression))
+}
+
+func writeLog(w io.Writer, l Log) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(FromReport(r, detectorIDs))
+	return enc.Encode(l)
+}
+
+// builder collects a run's rules, logical locations and results.
+type builder struct {
+	run       Run
+	ruleIndex map[string]int
+	locs      locationTable
+}
+
+func newBuilder(detectorIDs []string) *builder {
+	b := &builder{
+		run:       Run{Tool: Tool{Driver: Driver{Name: "tracelab", Rules: []Rule{}}}, Results: []Result{}},
+		ruleIndex: map[string]int{},
+		locs:      locationTable{index: map[string]int{}},
+	}
+	for _, id := range detectorIDs {
+		b.rule(id)
+	}
+	return b
+}
+
+// rule returns the index of id's rule, adding it first if need be.
+func (b *builder) rule(id string) int {
+	if i, ok := b.ruleIndex[id]; ok {
+		return i
+	}
+	b.ruleIndex[id] = len(b.run.Tool.Driver.Rules)
+	b.run.Tool.Driver.Rules = append(b.run.Tool.Driver.Rules, RuleFor(id))
+	return b.ruleIndex[id]
+}
+
+// finding adds f as a result, with baselineState unless it is empty, and
+// returns it for the caller to adjust.
+func (b *builder) finding(f detect.Finding, baselineState string) *Result {
+	b.run.Results = append(b.run.Results, Result{
+		RuleID:              f.Detector,
+		RuleIndex:           b.rule(f.Detector),
+		Level:               Level(f),
+		Message:             Message{f.Summary},
+		Locations:           []Location{{LogicalLocations: []LogicalLocation{b.locs.leaf(f)}}},
+		PartialFingerprints: map[string]string{FingerprintKey: Fingerprint(f)},
+		BaselineState:       baselineState,
+		Properties:          properties(f),
+	})
+	return &b.run.Results[len(b.run.Results)-1]
+}
+
+func (b *builder) log() Log {
+	b.run.LogicalLocations = b.locs.all
+	return Log{Schema: SchemaURI, Version: Version, Runs: []Run{b.run}}
 }
 
 // IDs returns the ids of ds, in order.
@@ -219,7 +306,11 @@ func Level(f detect.Finding) string {
 // detector, service, request and operation. The numbers, which change from
 // run to run, are left out.
 func Fingerprint(f detect.Finding) string {
-	h := sha256.Sum256([]byte(strings.Join([]string{f.Detector, f.Service, f.Request, f.Operation}, "\x00")))
+	return fingerprint(f.Detector, f.Service, f.Request, f.Operation)
+}
+
+func fingerprint(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(h[:16])
 }
 

@@ -5,37 +5,26 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"tracelab/internal/schematest"
 	"tracelab/pkg/analyze"
+	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/otlp"
 )
 
 // schema compiles the OASIS SARIF 2.1.0 schema in testdata (see
-// testdata/README.md for where it comes from), with formats asserted.
+// testdata/README.md for where it comes from).
 func schema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
 	raw, err := os.ReadFile("testdata/sarif-schema-2.1.0.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("sarif-schema-2.1.0.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("sarif-schema-2.1.0.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return schematest.Compile(t, "sarif-schema-2.1.0.json", map[string][]byte{"sarif-schema-2.1.0.json": raw})
 }
 
 func analyzeCase(t *testing.T, name string) analyze.Report {
@@ -60,11 +49,7 @@ func encode(t *testing.T, r analyze.Report) (any, []byte) {
 	if err := Write(&buf, r, IDs(detect.All())); err != nil {
 		t.Fatal(err)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inst, buf.Bytes()
+	return schematest.Parse(t, buf.Bytes()), buf.Bytes()
 }
 
 func TestCorpusValidates(t *testing.T) {
@@ -151,11 +136,7 @@ func TestSchemaRejects(t *testing.T) {
 		"bad level":       `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"tracelab"}},"results":[{"ruleId":"x","level":"fatal","message":{"text":"m"}}]}]}`,
 		"result, no text": `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"tracelab"}},"results":[{"ruleId":"x","message":{}}]}]}`,
 	} {
-		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(doc)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.Validate(inst) == nil {
+		if s.Validate(schematest.Parse(t, []byte(doc))) == nil {
 			t.Errorf("%s: validates", name)
 		}
 	}
@@ -205,5 +186,76 @@ func TestLevelAndFingerprint(t *testing.T) {
 		if Fingerprint(h) == Fingerprint(f) {
 			t.Errorf("%+v has the fingerprint of %+v", h, f)
 		}
+	}
+}
+
+func compareCases(t *testing.T, base, cand string) compare.Result {
+	t.Helper()
+	input := func(name string) compare.Input {
+		f, err := os.Open(filepath.Join("..", "..", "testdata", "corpus", name, "traces.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		traces, err := otlp.ParseReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return compare.NewInput(traces, detect.All())
+	}
+	return compare.Compare(input(base), input(cand), compare.Options{MaxP95Regression: 0.10, FailOnNew: true})
+}
+
+// A comparison's SARIF validates, and says for each finding whether it is
+// new, unchanged or absent, and which request type regressed.
+func TestComparisonValidates(t *testing.T) {
+	s := schema(t)
+	for _, tc := range []struct {
+		base, cand  string
+		states      map[string]int // baselineState -> results
+		regressions int
+	}{
+		{"lab-nplus1-baseline", "lab-nplus1-fixed", map[string]int{"absent": 1}, 0},
+		{"lab-nplus1-fixed", "lab-nplus1-baseline", map[string]int{"new": 1}, 1},
+		{"petclinic-batch-off", "petclinic-batch-off", nil, 0},
+	} {
+		t.Run(tc.base+"->"+tc.cand, func(t *testing.T) {
+			c := compareCases(t, tc.base, tc.cand)
+			var buf bytes.Buffer
+			if err := WriteComparison(&buf, c, IDs(detect.All()), 0.10); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Validate(schematest.Parse(t, buf.Bytes())); err != nil {
+				t.Fatalf("SARIF does not validate: %v", err)
+			}
+			var log Log
+			if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+				t.Fatal(err)
+			}
+			states, regressions := map[string]int{}, 0
+			for _, r := range log.Runs[0].Results {
+				if r.RuleID == RegressionRule {
+					regressions++
+					if r.Level != "error" || r.BaselineState != "" {
+						t.Errorf("regression result %+v", r)
+					}
+					continue
+				}
+				states[r.BaselineState]++
+				if (r.BaselineState == "absent") != (r.Level == "none") {
+					t.Errorf("%s result at level %s", r.BaselineState, r.Level)
+				}
+			}
+			want := tc.states
+			if want == nil { // the same traces on both sides: everything persists
+				want = map[string]int{"unchanged": len(c.Persisting)}
+				if len(c.Persisting) == 0 {
+					t.Fatal("the case has no findings")
+				}
+			}
+			if !reflect.DeepEqual(states, want) || regressions != tc.regressions {
+				t.Errorf("baseline states %v, %d regressions; want %v, %d", states, regressions, want, tc.regressions)
+			}
+		})
 	}
 }
