@@ -71,7 +71,7 @@ func runCompare(args []string) int {
 	baseline := fs.String("baseline", "", "the baseline: a trace file, jaeger:URL?service=S or tempo:URL?query=Q")
 	candidate := fs.String("candidate", "", "the candidate: a trace file, jaeger:URL?service=S or tempo:URL?query=Q")
 	format := fs.String("format", "text", "output format: text, json or sarif")
-	maxReg := fs.String("max-p95-regression", "10%", "allowed p95 regression beyond noise")
+	maxReg := fs.String("max-p95-regression", fmt.Sprintf("%g%%", 100*compare.DefaultMaxP95Regression), "allowed p95 regression beyond noise")
 	failOn := fs.String("fail-on", "new", "new or none")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -59,6 +59,16 @@ type Options struct {
 	Seed uint64
 }
 
+// DefaultMaxP95Regression is the p95 regression `tracelab compare` allows
+// unless told otherwise.
+const DefaultMaxP95Regression = 0.10
+
+// DefaultOptions are `tracelab compare`'s defaults: fail on a new finding
+// or on a p95 regression beyond DefaultMaxP95Regression.
+func DefaultOptions() Options {
+	return Options{MaxP95Regression: DefaultMaxP95Regression, FailOnNew: true}
+}
+
 // DefaultResamples and DefaultSeed are what Options' zero values mean.
 const (
 	DefaultResamples = 2000

@@ -2,10 +2,12 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 
+	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
 )
 
@@ -16,9 +18,55 @@ type Check struct {
 	Detail string `json:"detail"`
 }
 
-// Judge compares the measured variants with the scenario's expectations and
-// with the recorded baseline of the same profile.
-func Judge(s *Scenario, profile string, measured []VariantResult, base *Baseline) []Check {
+// Fixes are the variants expected to lack a detector that the baseline
+// variant is expected to show, in run order: what `tracelab compare` would
+// be asked to prove against the baseline.
+func Fixes(s *Scenario, measured []VariantResult) []string {
+	shown := map[string]bool{}
+	for _, want := range s.Expectations.Variants["baseline"].Present {
+		shown[want.Detector] = true
+	}
+	var fixes []string
+	for _, v := range measured {
+		if v.Variant == "baseline" {
+			continue
+		}
+		for _, id := range s.Expectations.Variants[v.Variant].Absent {
+			if shown[id] {
+				fixes = append(fixes, v.Variant)
+				break
+			}
+		}
+	}
+	return fixes
+}
+
+// CompareFixes compares each fix measured in this run with the baseline
+// measured in it, as `tracelab compare --baseline B --candidate F` does
+// with its default thresholds. Without a measured baseline there are no
+// traces to compare with, and no comparisons.
+func CompareFixes(s *Scenario, measured []VariantResult) map[string]compare.Result {
+	out := map[string]compare.Result{}
+	i := slices.IndexFunc(measured, func(v VariantResult) bool { return v.Variant == "baseline" })
+	if i < 0 {
+		return out
+	}
+	base := measured[i].compareInput()
+	for _, name := range Fixes(s, measured) {
+		j := slices.IndexFunc(measured, func(v VariantResult) bool { return v.Variant == name })
+		out[name] = compare.Compare(base, measured[j].compareInput(), compare.DefaultOptions())
+	}
+	return out
+}
+
+func (v VariantResult) compareInput() compare.Input {
+	return compare.Input{Report: v.Analysis, Durations: v.Durations}
+}
+
+// Judge compares the measured variants with the scenario's expectations,
+// with each other (compared: CompareFixes) and with the recorded baseline
+// of the same profile.
+func Judge(s *Scenario, profile string, measured []VariantResult, compared map[string]compare.Result, base *Baseline) []Check {
 	var checks []Check
 	byName := map[string]VariantResult{}
 	for _, v := range measured {
@@ -53,10 +101,54 @@ func Judge(s *Scenario, profile string, measured []VariantResult, base *Baseline
 			checks = append(checks, checkAgainstRecord(v, rec, s.Expectations.StructureTolerance)...)
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(compared)) {
+		checks = append(checks, checkComparison(s, name, compared[name]))
+	}
 	for _, r := range s.Expectations.Ratios {
 		checks = append(checks, checkRatio(r, profile, byName, base))
 	}
 	return checks
+}
+
+// checkComparison holds a fix to the verdict of `tracelab compare` against
+// the baseline, and to having resolved what the baseline was expected to
+// show.
+func checkComparison(s *Scenario, fix string, c compare.Result) Check {
+	var want []string
+	for _, p := range s.Expectations.Variants["baseline"].Present {
+		if slices.Contains(s.Expectations.Variants[fix].Absent, p.Detector) {
+			want = append(want, p.Detector)
+		}
+	}
+	check := Check{Name: fmt.Sprintf("%s against baseline (tracelab compare): %s resolved, nothing worse", fix, strings.Join(want, ", "))}
+	resolved := map[string]bool{}
+	var names []string
+	for _, f := range c.Resolved {
+		resolved[f.Detector] = true
+		names = append(names, f.Detector+" in "+f.Service)
+	}
+	var missing []string
+	for _, id := range want {
+		if !resolved[id] {
+			missing = append(missing, id)
+		}
+	}
+	check.OK = c.Verdict.Pass && len(missing) == 0
+	parts := []string{"resolved: " + listOrNone(names)}
+	if len(missing) > 0 {
+		parts = append(parts, "not resolved: "+strings.Join(missing, ", "))
+	}
+	parts = append(parts, fmt.Sprintf("%d new, %d persisting", len(c.New), len(c.Persisting)))
+	parts = append(parts, c.Verdict.Reasons...)
+	check.Detail = strings.Join(parts, "; ")
+	return check
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }
 
 // checkObjective judges the scenario's objective for one variant: a

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func loadNplus1(t *testing.T) *Scenario {
 func emptyBaseline() *Baseline { return &Baseline{Profiles: map[string]*ProfileBaseline{}} }
 
 func TestJudgePassesTheExpectedShape(t *testing.T) {
-	checks := Judge(loadNplus1(t), "smoke", []VariantResult{variant("baseline", 3000, 201, nplus1), variant("fixed", 100, 2)}, emptyBaseline())
+	checks := judge(loadNplus1(t), "smoke", []VariantResult{variant("baseline", 3000, 201, nplus1), variant("fixed", 100, 2)}, emptyBaseline())
 	if f := failed(checks); len(f) != 0 {
 		t.Fatalf("unexpected failures: %v", f)
 	}
@@ -58,7 +59,7 @@ func TestJudgeFailsEachBrokenExpectation(t *testing.T) {
 		"request succeeded": {variant("baseline", 3000, 201, nplus1), {Variant: "fixed", Load: k6.Summary{Requests: 3, Failed: 0.34}, Metrics: map[string]float64{"p50_ms": 1}}},
 	}
 	for want, measured := range cases {
-		f := failed(Judge(loadNplus1(t), "smoke", measured, emptyBaseline()))
+		f := failed(judge(loadNplus1(t), "smoke", measured, emptyBaseline()))
 		if len(f) == 0 || !strings.Contains(strings.Join(f, "\n"), want) {
 			t.Errorf("%s: got failures %v", want, f)
 		}
@@ -70,17 +71,17 @@ func TestJudgeRatioUsesTheRecordedBaseline(t *testing.T) {
 	s := loadNplus1(t)
 	base := emptyBaseline()
 	base.Record("smoke", &Result{Scenario: "nplus1", Variants: []VariantResult{variant("baseline", 3000, 201, nplus1)}})
-	checks := Judge(s, "smoke", []VariantResult{variant("fixed", 100, 2)}, base)
+	checks := judge(s, "smoke", []VariantResult{variant("fixed", 100, 2)}, base)
 	if f := failed(checks); len(f) != 0 {
 		t.Fatalf("unexpected failures: %v", f)
 	}
 	if !strings.Contains(checks[len(checks)-1].Detail, "recorded") {
 		t.Errorf("ratio should say it used the recorded baseline: %s", checks[len(checks)-1].Detail)
 	}
-	if f := failed(Judge(s, "smoke", []VariantResult{variant("fixed", 200, 2)}, base)); len(f) == 0 {
+	if f := failed(judge(s, "smoke", []VariantResult{variant("fixed", 200, 2)}, base)); len(f) == 0 {
 		t.Error("a fix only 15× faster than the recorded baseline passed a 25× expectation")
 	}
-	if f := failed(Judge(s, "full", []VariantResult{variant("fixed", 100, 2)}, base)); len(f) == 0 {
+	if f := failed(judge(s, "full", []VariantResult{variant("fixed", 100, 2)}, base)); len(f) == 0 {
 		t.Error("a ratio without any baseline measurement passed")
 	}
 }
@@ -91,8 +92,56 @@ func TestJudgeCatchesDriftFromTheRecord(t *testing.T) {
 	base := emptyBaseline()
 	base.Record("smoke", &Result{Scenario: "nplus1", Variants: []VariantResult{variant("baseline", 3000, 201, nplus1), variant("fixed", 100, 2)}})
 	drifted := []VariantResult{variant("baseline", 3000, 101, nplus1), variant("fixed", 100, 2)}
-	f := strings.Join(failed(Judge(s, "smoke", drifted, base)), "\n")
+	f := strings.Join(failed(judge(s, "smoke", drifted, base)), "\n")
 	if !strings.Contains(f, "calls_per_request within 10%") {
 		t.Errorf("calls per request halved but passed: %s", f)
+	}
+}
+
+// judge judges as the runner does: the fixes compared with the baseline
+// first.
+func judge(s *Scenario, profile string, measured []VariantResult, base *Baseline) []Check {
+	return Judge(s, profile, measured, CompareFixes(s, measured), base)
+}
+
+// The fix is held to `tracelab compare`'s verdict against the baseline: a
+// finding the baseline lacked, or a slower request beyond noise, fails it.
+func TestJudgeComparesTheFixWithTheBaseline(t *testing.T) {
+	s := loadNplus1(t)
+	request := "catalog GET /catalog/summary"
+	timed := func(v VariantResult, ms ...float64) VariantResult {
+		v.Analysis.Requests = []analyze.RequestStats{{Request: request, Traces: len(ms)}}
+		v.Durations = map[string][]float64{request: ms}
+		return v
+	}
+	base := timed(variant("baseline", 3000, 201, nplus1), 3000, 3100, 2900, 3050, 2950)
+	fast := timed(variant("fixed", 100, 2), 100, 110, 95, 105, 98)
+	if f := failed(judge(s, "smoke", []VariantResult{base, fast}, emptyBaseline())); len(f) != 0 {
+		t.Fatalf("unexpected failures: %v", f)
+	}
+	checks := judge(s, "smoke", []VariantResult{base, fast}, emptyBaseline())
+	if !slices.ContainsFunc(checks, func(c Check) bool {
+		return strings.HasPrefix(c.Name, "fixed against baseline (tracelab compare)") && strings.Contains(c.Detail, "resolved: n-plus-one in catalog")
+	}) {
+		t.Errorf("no comparison check that names the resolved finding: %+v", checks)
+	}
+
+	redundant := detect.Finding{Detector: "redundant-call", Service: "catalog", Operation: "GET /prices"}
+	slow := timed(variant("fixed", 100, 2, redundant), 6000, 6100, 5900, 6050, 5950)
+	f := strings.Join(failed(judge(s, "smoke", []VariantResult{base, slow}, emptyBaseline())), "\n")
+	for _, want := range []string{"new finding: redundant-call in catalog", "p95 of " + request + " regressed"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("failures lack %q:\n%s", want, f)
+		}
+	}
+}
+
+func TestFixes(t *testing.T) {
+	s := loadNplus1(t)
+	if got := Fixes(s, []VariantResult{variant("baseline", 1, 1), variant("fixed", 1, 1)}); !slices.Equal(got, []string{"fixed"}) {
+		t.Errorf("Fixes = %v, want [fixed]", got)
+	}
+	if got := CompareFixes(s, []VariantResult{variant("fixed", 1, 1)}); len(got) != 0 {
+		t.Errorf("without a measured baseline: %v, want no comparisons", got)
 	}
 }

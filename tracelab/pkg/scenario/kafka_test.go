@@ -82,20 +82,20 @@ func TestJudgeObjectiveAndDelivery(t *testing.T) {
 		kafkaVariant("fixed", 30, all),
 		kafkaVariant("fixed-2x", 60, all),
 	}
-	if f := failed(Judge(s, "full", good, emptyBaseline())); len(f) != 0 {
+	if f := failed(judge(s, "full", good, emptyBaseline())); len(f) != 0 {
 		t.Fatalf("unexpected failures: %v", f)
 	}
 
 	lost := append([]VariantResult{}, good...)
 	lost[2] = kafkaVariant("fixed", 30, DeliveryCount{Sent: 500, Accepted: 500, Stored: 497})
-	f := failed(Judge(s, "full", lost, emptyBaseline()))
+	f := failed(judge(s, "full", lost, emptyBaseline()))
 	if len(f) != 1 || !strings.Contains(f[0], "3 accepted events lost") {
 		t.Errorf("a lost event: failures %v", f)
 	}
 
 	met := append([]VariantResult{}, good...)
 	met[1] = kafkaVariant("baseline", 40, all, contention)
-	f = failed(Judge(s, "full", met, emptyBaseline()))
+	f = failed(judge(s, "full", met, emptyBaseline()))
 	if len(f) == 0 || !strings.Contains(strings.Join(f, ";"), "baseline: objective p95_ms") {
 		t.Errorf("a baseline that meets the objective: failures %v", f)
 	}
@@ -103,7 +103,7 @@ func TestJudgeObjectiveAndDelivery(t *testing.T) {
 	// A failed request that was delivered anyway is not a loss.
 	late := append([]VariantResult{}, good...)
 	late[1].Delivery = &DeliveryCount{Sent: 500, Accepted: 498, Stored: 499}
-	for _, c := range Judge(s, "full", late, emptyBaseline()) {
+	for _, c := range judge(s, "full", late, emptyBaseline()) {
 		if strings.HasPrefix(c.Name, "baseline: nothing lost") && !c.OK {
 			t.Errorf("%s: %s", c.Name, c.Detail)
 		}

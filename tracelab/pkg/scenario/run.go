@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tracelab/pkg/analyze"
+	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/jaeger"
 	"tracelab/pkg/k6"
@@ -50,9 +51,12 @@ type VariantResult struct {
 	// Prometheus for this variant's window (service -> name -> value).
 	ClientMetrics detect.Metrics `json:"client_metrics,omitempty"`
 	// Delivery is the end-to-end count, when the scenario has one.
-	Delivery   *DeliveryCount `json:"delivery,omitempty"`
-	Analysis   analyze.Report `json:"analysis"`
-	TracesFile string         `json:"traces_file"`
+	Delivery *DeliveryCount `json:"delivery,omitempty"`
+	Analysis analyze.Report `json:"analysis"`
+	// Durations are the traced requests' durations (ms) by request type,
+	// for comparisons; the traces file has them too.
+	Durations  map[string][]float64 `json:"-"`
+	TracesFile string               `json:"traces_file"`
 }
 
 // Result is the full record of a run, written as JSON under .state/results.
@@ -63,9 +67,12 @@ type Result struct {
 	StartedAt  time.Time       `json:"started_at"`
 	Calibrated *Calibrated     `json:"calibrated,omitempty"`
 	Variants   []VariantResult `json:"variants"`
-	Checks     []Check         `json:"checks"`
-	Verdict    string          `json:"verdict"` // "pass" or "fail"
-	ResultFile string          `json:"-"`
+	// Compared is each fix against the baseline, as `tracelab compare
+	// --format json` prints it (CompareFixes); the judge's checks use it.
+	Compared   map[string]compare.Result `json:"compared"`
+	Checks     []Check                   `json:"checks"`
+	Verdict    string                    `json:"verdict"` // "pass" or "fail"
+	ResultFile string                    `json:"-"`
 }
 
 // Run executes every selected variant and judges the expectations. An
@@ -106,7 +113,8 @@ func (r *Runner) Run(ctx context.Context, s *Scenario, opt Options) (*Result, er
 	if err != nil {
 		return nil, err
 	}
-	res.Checks = Judge(s, opt.Profile, res.Variants, base)
+	res.Compared = CompareFixes(s, res.Variants)
+	res.Checks = Judge(s, opt.Profile, res.Variants, res.Compared, base)
 	res.Verdict = "pass"
 	for _, c := range res.Checks {
 		if !c.OK {
@@ -205,6 +213,7 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 		return nil, err
 	}
 	vr.Analysis = analyze.Analyze(traces, detect.WithMetrics(detectors, vr.ClientMetrics))
+	vr.Durations = compare.Durations(traces)
 	vr.Metrics = metricsOf(sum, vr.Analysis)
 	if d := s.Expectations.Delivery; d != nil {
 		if vr.Delivery == nil {
