@@ -2,17 +2,15 @@ package analyze
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"tracelab/internal/corpustest"
 	"tracelab/internal/schematest"
 	"tracelab/pkg/detect"
-	"tracelab/pkg/otlp"
 )
 
 func reportSchema(t *testing.T) *jsonschema.Schema {
@@ -26,17 +24,7 @@ func reportJSON(t *testing.T, r Report) any {
 }
 
 func corpusReport(t *testing.T, name string) Report {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "testdata", "corpus", name, "traces.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	traces, err := otlp.ParseReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Analyze(traces, detect.All())
+	return Analyze(corpustest.Traces(t, name), detect.All())
 }
 
 // Cases chosen so that, together, they have a finding of every detector,

@@ -1,16 +1,14 @@
 package compare
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"tracelab/internal/corpustest"
 	"tracelab/internal/schematest"
 	"tracelab/pkg/analyze"
 	"tracelab/pkg/detect"
-	"tracelab/pkg/otlp"
 )
 
 // resultSchema compiles compare.schema.json with the report schema its
@@ -23,17 +21,7 @@ func resultSchema(t *testing.T) *jsonschema.Schema {
 }
 
 func corpusInput(t *testing.T, name string) Input {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "testdata", "corpus", name, "traces.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	traces, err := otlp.ParseReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return NewInput(traces, detect.All())
+	return NewInput(corpustest.Traces(t, name), detect.All())
 }
 
 // Comparisons chosen so that, together, they have resolved, new and

@@ -4,17 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"tracelab/internal/corpustest"
 	"tracelab/internal/schematest"
 	"tracelab/pkg/analyze"
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
-	"tracelab/pkg/otlp"
 )
 
 // schema compiles the OASIS SARIF 2.1.0 schema in testdata (see
@@ -28,17 +27,7 @@ func schema(t *testing.T) *jsonschema.Schema {
 }
 
 func analyzeCase(t *testing.T, name string) analyze.Report {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "testdata", "corpus", name, "traces.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	traces, err := otlp.ParseReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return analyze.Analyze(traces, detect.All())
+	return analyze.Analyze(corpustest.Traces(t, name), detect.All())
 }
 
 // encode writes r as SARIF and reads it back as generic JSON, as a
@@ -190,20 +179,8 @@ func TestLevelAndFingerprint(t *testing.T) {
 }
 
 func compareCases(t *testing.T, base, cand string) compare.Result {
-	t.Helper()
-	input := func(name string) compare.Input {
-		f, err := os.Open(filepath.Join("..", "..", "testdata", "corpus", name, "traces.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		traces, err := otlp.ParseReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return compare.NewInput(traces, detect.All())
-	}
-	return compare.Compare(input(base), input(cand), compare.Options{MaxP95Regression: 0.10, FailOnNew: true})
+	input := func(name string) compare.Input { return compare.NewInput(corpustest.Traces(t, name), detect.All()) }
+	return compare.Compare(input(base), input(cand), compare.DefaultOptions())
 }
 
 // A comparison's SARIF validates, and says for each finding whether it is

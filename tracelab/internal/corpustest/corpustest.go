@@ -1,0 +1,30 @@
+// Package corpustest reads the labelled corpus (testdata/corpus) for tests
+// of packages the corpus package itself depends on, which cannot import it.
+package corpustest
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"tracelab/pkg/otlp"
+	"tracelab/pkg/trace"
+)
+
+// Traces reads the traces of the corpus case name.
+func Traces(t testing.TB, name string) []*trace.Trace {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	path := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "corpus", name, "traces.json")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	traces, err := otlp.ParseReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return traces
+}
