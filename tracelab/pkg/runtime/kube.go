@@ -37,6 +37,7 @@ type Kube struct {
 	namespace string
 	portFwd   bool // reach endpoints by port-forward (EKS) rather than NodePorts (kind)
 	ports     map[string]string
+	infra     []string // the telemetry stack a scenario needs, as on the local runtime
 	kubectl   Kubectl
 	forwards  map[string]Forward // service -> its port-forward
 	Progress  func(format string, a ...any)
@@ -60,9 +61,6 @@ var kubeContexts = map[string]string{"kind": "kind-tracelab", "eks": "tracelab-e
 
 // Namespace is where k8s/base puts the lab.
 const Namespace = "tracelab"
-
-// kubeInfra is the telemetry stack a scenario needs, as on the local runtime.
-var kubeInfra = []string{"jaeger", "otelcol", "prometheus"}
 
 // The environment variables tracelab keeps on a workload: LAB_VARIANT is
 // recorded on every span (lab.variant); LAB_SETTINGS names the variables the
@@ -88,12 +86,16 @@ func NewKube(name, root string) (*Kube, error) {
 	if ctx == "" {
 		ctx = kubeContexts[name]
 	}
-	return newKube(name, ctx, ports, execKubectl{}), nil
+	infra, err := infra(root)
+	if err != nil {
+		return nil, err
+	}
+	return newKube(name, ctx, ports, infra, execKubectl{}), nil
 }
 
-func newKube(name, context string, ports map[string]string, k Kubectl) *Kube {
+func newKube(name, context string, ports map[string]string, infra []string, k Kubectl) *Kube {
 	return &Kube{name: name, context: context, namespace: Namespace, portFwd: name == "eks",
-		ports: ports, kubectl: k, forwards: map[string]Forward{}, Progress: func(string, ...any) {}}
+		ports: ports, infra: infra, kubectl: k, forwards: map[string]Forward{}, Progress: func(string, ...any) {}}
 }
 
 func (k *Kube) Name() string { return k.name }
@@ -174,7 +176,7 @@ func (k *Kube) Up(ctx context.Context, services []string, settings Settings, var
 	if err != nil {
 		return err
 	}
-	for _, name := range append(append([]string{}, kubeInfra...), services...) {
+	for _, name := range append(append([]string{}, k.infra...), services...) {
 		w, ok := all[name]
 		if !ok {
 			return fmt.Errorf("%s has no Deployment or StatefulSet in namespace %s of context %s; is k8s/overlays/%s applied? ('make %s-up')", name, k.namespace, k.context, k.name, k.name)

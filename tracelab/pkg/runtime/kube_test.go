@@ -89,11 +89,14 @@ func (tr *transcript) done() {
 	}
 }
 
+// labInfra is what infra/components.yaml marks always, as the transcripts recorded.
+var labInfra = []string{"jaeger", "otelcol", "prometheus"}
+
 var labPorts = map[string]string{"CATALOG_PORT": "18080", "PRICING_PORT": "18081", "GATEWAY_PORT": "18084", "JAEGER_QUERY_PORT": "16686"}
 
 func TestKindAppliesVariantsByRollout(t *testing.T) {
 	tr := loadTranscript(t, "testdata/kind-nplus1.transcript")
-	k := newKube("kind", "kind-tracelab", labPorts, tr)
+	k := newKube("kind", "kind-tracelab", labPorts, labInfra, tr)
 	ctx := context.Background()
 	services := []string{"pricing", "catalog"}
 	profile := map[string]string{"PRICING_ITEM_COUNT": "200", "PRICING_LIST_LATENCY_MS": "50"}
@@ -116,7 +119,7 @@ func TestKindAppliesVariantsByRollout(t *testing.T) {
 
 func TestEKSRemovesStaleSettingsAndPortForwards(t *testing.T) {
 	tr := loadTranscript(t, "testdata/eks-antpath.transcript")
-	k := newKube("eks", "tracelab-eks", labPorts, tr)
+	k := newKube("eks", "tracelab-eks", labPorts, labInfra, tr)
 	ctx := context.Background()
 	if err := k.Up(ctx, []string{"gateway"}, Settings{"gateway": {"GATEWAY_PATH_MATCHING": "path-pattern"}}, "fixed"); err != nil {
 		t.Fatal(err)
@@ -155,7 +158,7 @@ $ kubectl --context kind-tracelab -n tracelab rollout status deployment/jaeger -
 		t.Run(tc.name, func(t *testing.T) {
 			path := t.TempDir() + "/t.transcript"
 			os.WriteFile(path, []byte(tc.transcript+"\n"), 0o644)
-			k := newKube("kind", "kind-tracelab", labPorts, loadTranscript(t, path))
+			k := newKube("kind", "kind-tracelab", labPorts, labInfra, loadTranscript(t, path))
 			err := k.Up(context.Background(), []string{"catalog"}, nil, "baseline")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want %q", err, tc.want)

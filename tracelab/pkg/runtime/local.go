@@ -15,10 +15,16 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"tracelab/pkg/components"
 )
 
-// infra is the telemetry stack every scenario needs on the local runtime.
-var infra = []string{"jaeger", "otelcol", "prometheus"}
+// infra is the telemetry stack every scenario needs on the local runtime:
+// the infrastructure infra/components.yaml marks always.
+func infra(root string) ([]string, error) {
+	_, always, err := components.InfraNames(root)
+	return always, err
+}
 
 // Local runs every component as a plain process on 127.0.0.1 under
 // process-compose (infra/local/process-compose.yaml). process-compose runs
@@ -140,7 +146,11 @@ func (l *Local) Up(ctx context.Context, services []string, settings Settings, va
 		}
 		changed[svc] = true
 	}
-	want := append(append([]string{}, infra...), services...)
+	always, err := infra(l.root)
+	if err != nil {
+		return err
+	}
+	want := append(always, services...)
 
 	if !l.Running() {
 		if err := l.checkPortsFree(); err != nil {
@@ -207,7 +217,8 @@ func (l *Local) start(processes []string) error {
 	os.Remove(l.socket())
 	args := []string{"up", "--tui=false", "--disable-dotenv", "--ordered-shutdown",
 		"--unix-socket", l.socket(), "--log-file", logPath,
-		"--config", filepath.Join(l.root, "infra", "local", "process-compose.yaml")}
+		"--config", filepath.Join(l.root, "infra", "local", "process-compose.yaml"),
+		"--config", filepath.Join(l.root, "infra", "local", "services.process-compose.yaml")}
 	cmd := exec.Command(l.tools["PROCESS_COMPOSE_BIN"], append(args, processes...)...)
 	cmd.Env = l.environ()
 	cmd.Dir = l.root

@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,6 +20,7 @@ import (
 	"golang.org/x/text/message"
 	"gopkg.in/yaml.v3"
 
+	"tracelab/pkg/components"
 	"tracelab/pkg/runtime"
 )
 
@@ -169,8 +172,47 @@ func Load(root, name string) (*Scenario, error) {
 	if _, err := os.Stat(filepath.Join(root, s.Load.Script)); err != nil {
 		return nil, fmt.Errorf("%s: field load.script: %s does not exist", relPath(root, path), s.Load.Script)
 	}
+	if err := s.checkComponents(root); err != nil {
+		return nil, fmt.Errorf("%s: %w", relPath(root, path), err)
+	}
 	s.Dir = dir
 	return s, nil
+}
+
+// checkComponents: every service the scenario names is a component of the
+// lab, and every setting it changes is one its component's description
+// declares, with an allowed value.
+func (s *Scenario) checkComponents(root string) error {
+	lab, err := components.Load(root)
+	if err != nil {
+		return err
+	}
+	for _, svc := range s.Services {
+		if lab.Service(svc) == nil && lab.Infra(svc) == nil {
+			return fmt.Errorf("field services: %q is neither a service (services/*/service.yaml) nor infrastructure (%s)", svc, components.InfraFile)
+		}
+	}
+	check := func(field string, st Settings) error {
+		for _, c := range slices.Sorted(maps.Keys(st)) {
+			for _, v := range slices.Sorted(maps.Keys(st[c])) {
+				if err := lab.CheckSetting(c, v, st[c][v]); err != nil {
+					return fmt.Errorf("field %s.%s.%s: %v", field, c, v, err)
+				}
+			}
+		}
+		return nil
+	}
+	for _, p := range slices.Sorted(maps.Keys(s.Load.Profiles)) {
+		if err := check("load.profiles."+p+".settings", s.Load.Profiles[p].Settings); err != nil {
+			return err
+		}
+	}
+	for _, v := range slices.Sorted(maps.Keys(s.Variants)) {
+		if err := check("variants."+v+".settings", s.Variants[v].Settings); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Parse validates a scenario document against the schema, then checks the

@@ -1,9 +1,10 @@
-// Package manifests checks the Kubernetes side of the lab offline: it renders
-// the kustomize overlays of k8s/, validates every object strictly against the
+// Package manifests is the offline test of the Kubernetes side of the lab
+// (make test-k8s); tracelab's binary does not use it. It renders the
+// kustomize overlays of k8s/, validates every object strictly against the
 // schemas of a pinned Kubernetes version, enforces the security defaults on
 // every workload (policy.go), and cross-checks the manifests against the
-// services, the scenarios and the local runtime (crosscheck.go). Nothing here
-// needs a cluster, a container engine or the lab's stack.
+// hand-written rest of the lab (crosscheck.go). Nothing here needs a cluster,
+// a container engine or the lab's stack.
 package manifests
 
 import (

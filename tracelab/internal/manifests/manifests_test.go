@@ -40,7 +40,7 @@ func repoRoot(t *testing.T) string {
 func labCopy(t *testing.T) string {
 	t.Helper()
 	src, dst := repoRoot(t), t.TempDir()
-	for _, dir := range []string{"k8s", "infra/local", "infra/terraform", "services", "scenarios", "dashboards", "loadtests"} {
+	for _, dir := range []string{"k8s", "infra", "services", "scenarios", "dashboards", "loadtests"} {
 		err := filepath.WalkDir(filepath.Join(src, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -122,30 +122,34 @@ func TestBrokenManifestsFail(t *testing.T) {
 		{"privileged container", []edit{{"k8s/base/services/gateway.yaml", "            allowPrivilegeEscalation: false\n", "            allowPrivilegeEscalation: false\n            privileged: true\n"}},
 			"deployment/gateway/gateway: privileged containers are not allowed"},
 		// On kind, kustomize itself already fails: the NodePort patch has no target.
-		{"service missing from the overlay", []edit{{"k8s/base/kustomization.yaml", "  - services/customers.yaml\n", ""}},
+		{"service missing from the overlay", []edit{{"k8s/base/services/kustomization.yaml", "  - customers.yaml\n", ""}},
 			`service customers: no Deployment "customers"`},
-		{"a new service without image or manifests", []edit{{"services/billing/pom.xml", "", "<project/>\n"}, {"infra/local/ports.env", "LEDGER_PORT=18086\n", "LEDGER_PORT=18086\nBILLING_PORT=18087\n"}},
-			"service billing: no image: services/billing/Dockerfile is missing"},
-		{"a new service without an ECR repository", []edit{{"services/billing/pom.xml", "", "<project/>\n"}},
+		{"a new service whose manifests were not generated", []edit{{"services/billing/service.yaml", "", "port: 18099\nframework: spring\n"}},
+			`service billing: no Deployment "billing" (run make generate`},
+		{"a new service without an ECR repository", []edit{{"services/billing/service.yaml", "", "port: 18099\nframework: spring\n"}},
 			"service billing: no ECR repository"},
 		{"a password as a literal", []edit{{"k8s/base/services/orders.yaml",
-			"              valueFrom:\n                secretKeyRef:\n                  name: postgres\n                  key: POSTGRES_PASSWORD\n            - name: CUSTOMERS_URL",
-			"              value: hunter2\n            - name: CUSTOMERS_URL"}},
+			"            - name: ORDERS_DB_PASSWORD\n              valueFrom:\n                secretKeyRef:\n                  name: postgres\n                  key: POSTGRES_PASSWORD\n",
+			"            - name: ORDERS_DB_PASSWORD\n              value: hunter2\n"}},
 			"deployment/orders/orders: ORDERS_DB_PASSWORD is a literal value"},
 		{"a committed Secret", []edit{{"k8s/base/secret.yaml", "", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n"}},
 			"k8s/base/secret.yaml holds a Secret"},
 		{"a collector pipeline that drifts from the local one", []edit{{"k8s/base/telemetry/config/otelcol-k8s.yaml",
 			"      exporters: [otlp/jaeger, otlp/tempo, spanmetrics]\n", "      processors: [batch]\n      exporters: [otlp/jaeger, otlp/tempo, spanmetrics]\n"}},
 			"otelcol-k8s.yaml changes more than the Tempo exporter"},
-		{"a variant setting nothing reads", []edit{{"scenarios/nplus1/scenario.yaml", "catalog: {CATALOG_FETCH_MODE: batch}", "catalog: {CATALOG_FETCHMODE: batch}"}},
-			"sets CATALOG_FETCHMODE on catalog"},
-		{"a port that disagrees with ports.env", []edit{{"k8s/base/services/catalog.yaml", "containerPort: 18080", "containerPort: 8080"}},
-			"deployment/catalog: container port http must be 18080"},
+		{"infrastructure listed but not deployed", []edit{{"infra/components.yaml", "kafka: {}\n", "kafka: {}\nredis: {}\n"}},
+			"infrastructure redis (infra/components.yaml): no process in infra/local/process-compose.yaml"},
+		{"an infrastructure setting its workload lacks", []edit{{"infra/components.yaml", "    KAFKA_LATENCY_MS:\n", "    JITTER_MS: {min: 0, max: 10, default: \"0\"}\n    KAFKA_LATENCY_MS:\n"}},
+			"deployment/toxiproxy: no variable JITTER_MS"},
+		{"an image recipe on an unpinned base", []edit{{"services/images/spring.Dockerfile", "FROM eclipse-temurin:21.0.8_9-jre", "FROM eclipse-temurin"}},
+			"services/images/spring.Dockerfile: base image eclipse-temurin is not pinned"},
+		{"a Java agent that is not the pinned one", []edit{{"services/images/spring.Dockerfile", "ARG OTEL_JAVAAGENT_VERSION=2.33.1", "ARG OTEL_JAVAAGENT_VERSION=2.20.0"}},
+			"OTEL_JAVAAGENT_VERSION 2.20.0 differs from infra/local/versions.env"},
 		{"a dashboard that is not provisioned", []edit{{"dashboards/latency.json", "", "{}\n"}},
 			"dashboards/latency.json is not in ConfigMap grafana-dashboards"},
 		{"a kind port mapping to another port", []edit{{"k8s/kind/cluster.yaml", "hostPort: 18080", "hostPort: 8080"}},
 			"service/catalog: kind maps it to host port 8080"},
-		{"ingest straight to the broker, not through toxiproxy", []edit{{"k8s/base/services/ingest.yaml", "value: toxiproxy:19095", "value: kafka:19092"}},
+		{"ingest straight to the broker, not through toxiproxy", []edit{{"k8s/base/services/ingest.yaml", `value: "toxiproxy:19095"`, `value: "kafka:19092"`}},
 			"deployment/ingest: KAFKA_BOOTSTRAP_SERVERS must be toxiproxy:19095"},
 		{"a proxy port that disagrees with ports.env", []edit{{"infra/local/ports.env", "KAFKA_PROXY_PORT=19095", "KAFKA_PROXY_PORT=19096"}},
 			"service/toxiproxy must expose 19096 (KAFKA_PROXY_PORT)"},

@@ -14,27 +14,21 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"tracelab/pkg/components"
 	"tracelab/pkg/runtime"
 	"tracelab/pkg/scenario"
 )
 
-// Services are the lab's services: every folder of services/ with a pom.xml,
-// the same list the Makefile builds and the local runtime starts.
-func Services(root string) []string {
-	poms, _ := filepath.Glob(filepath.Join(root, "services", "*", "pom.xml"))
-	var out []string
-	for _, p := range poms {
-		out = append(out, filepath.Base(filepath.Dir(p)))
-	}
-	return out
-}
-
 // CrossCheck returns one line per disagreement between an overlay's rendered
-// objects and the rest of the lab: the services and their images, ports and
-// settings; the scenarios' services and variant settings; the local runtime's
-// OpenTelemetry settings, collector pipeline, Jaeger and Prometheus
-// configuration; the dashboards and load scripts; and the overlay's access
-// (kind's port mappings, EKS's storage and port-forward).
+// objects and the hand-written rest of the lab. What make generate writes
+// from the service descriptions (the services' Deployments, Services and
+// local processes) is not compared here: one description gives both sides.
+// What remains compares sources written apart: the infrastructure list with
+// its hand-written processes and manifests, the network hops, the image
+// recipes with the pinned versions, the collector pipeline, Jaeger and
+// Prometheus configuration, the dashboards and load scripts, and the
+// overlay's access (kind's port mappings, EKS's storage, port-forward and
+// ECR repositories).
 func CrossCheck(root, overlay string, objs []Object) []string {
 	c := &checker{root: root, overlay: overlay, objs: objs}
 	var err error
@@ -44,13 +38,13 @@ func CrossCheck(root, overlay string, objs []Object) []string {
 	if c.versions, err = runtime.ReadEnvFile(filepath.Join(root, "infra", "local", "versions.env")); err != nil {
 		return []string{err.Error()}
 	}
-	c.localJava = readLocalJavaEnv(filepath.Join(root, "infra", "local", "run-java-service.sh"))
-	for _, svc := range Services(root) {
-		c.service(svc)
+	if c.lab, err = components.Load(root); err != nil {
+		return []string{err.Error()}
 	}
-	c.otelJava()
+	c.services()
+	c.infrastructure()
+	c.imageRecipes()
 	c.networkHops()
-	c.scenarios()
 	c.collector()
 	c.sameFile("jaeger-config", "jaeger.yaml", "infra/local/jaeger.yaml")
 	c.prometheus()
@@ -73,7 +67,7 @@ type checker struct {
 	root, overlay   string
 	objs            []Object
 	ports, versions map[string]string
-	localJava       map[string]string // OTEL_* exported by run-java-service.sh
+	lab             *components.Lab
 	problems        []string
 }
 
@@ -89,200 +83,97 @@ func (c *checker) readFile(rel string) []byte {
 	return data
 }
 
-func portKey(name string) string {
-	return strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_PORT"
-}
-
-// service checks one service end to end: Dockerfile, Deployment, Service.
-func (c *checker) service(svc string) {
-	port := c.ports[portKey(svc)]
-	if port == "" {
-		c.bad("service %s: no %s in infra/local/ports.env", svc, portKey(svc))
-		return
-	}
-	c.dockerfile(svc, port)
-	dep := Find(c.objs, "Deployment", svc)
-	if dep == nil {
-		c.bad("service %s: no Deployment %q (k8s/README.md, \"Adding a service\")", svc, svc)
-	} else {
-		c.deployment(svc, port, dep)
-	}
-	s := Find(c.objs, "Service", svc)
-	if s == nil {
-		c.bad("service %s: no Service %q (k8s/README.md, \"Adding a service\")", svc, svc)
-		return
-	}
-	ok := false
-	for _, p := range list(get(s, "spec", "ports")) {
-		m, _ := p.(map[string]any)
-		if str(m["port"]) == port && str(m["targetPort"]) == "http" {
-			ok = true
+// services: an overlay is hand-written and may drop or rename what the base
+// generates; every described service must still run in it.
+func (c *checker) services() {
+	for _, s := range c.lab.Services {
+		for _, kind := range []string{"Deployment", "Service"} {
+			if Find(c.objs, kind, s.Name) == nil {
+				c.bad("service %s: no %s %q (run make generate; README.md, \"Adding a service\")", s.Name, kind, s.Name)
+			}
 		}
-	}
-	if !ok {
-		c.bad("service %s: Service %s must expose port %s (%s) with targetPort http", svc, svc, port, portKey(svc))
 	}
 }
 
-var (
-	dockerFrom   = regexp.MustCompile(`(?m)^FROM\s+(\S+)`)
-	dockerUser   = regexp.MustCompile(`(?m)^USER\s+(\d+)`)
-	dockerExpose = regexp.MustCompile(`(?m)^EXPOSE\s+(\d+)`)
-	dockerAgent  = regexp.MustCompile(`(?m)^ARG OTEL_JAVAAGENT_VERSION=(\S+)`)
-)
-
-func (c *checker) dockerfile(svc, port string) {
-	rel := filepath.Join("services", svc, "Dockerfile")
-	data, err := os.ReadFile(filepath.Join(c.root, rel))
-	if err != nil {
-		c.bad("service %s: no image: %s is missing (k8s/README.md, \"Adding a service\")", svc, rel)
-		return
+// infrastructure checks the one list of infrastructure (infra/components.yaml)
+// against what is hand-written for each component: a process of the local
+// runtime, a workload of the overlay, and, for each setting a variant may
+// change, a variable of that workload (kubectl set env replaces it).
+func (c *checker) infrastructure() {
+	var local struct {
+		Processes map[string]any `yaml:"processes"`
 	}
-	s := string(data)
-	froms := dockerFrom.FindAllStringSubmatch(s, -1)
-	if len(froms) < 2 {
-		c.bad("%s: want a multi-stage build (a build stage and a runtime stage)", rel)
+	// process-compose expands ${VAR} before it parses; ports are numbers.
+	expanded := envReference.ReplaceAll(c.readFile("infra/local/process-compose.yaml"), []byte("0"))
+	if err := yaml.Unmarshal(expanded, &local); err != nil {
+		c.bad("infra/local/process-compose.yaml: %v", err)
 	}
-	for _, f := range froms {
-		if !pinned(f[1]) {
-			c.bad("%s: base image %s is not pinned to a version tag", rel, f[1])
+	for _, infra := range c.lab.Infrastructure {
+		if _, ok := local.Processes[infra.Name]; !ok {
+			c.bad("infrastructure %s (%s): no process in infra/local/process-compose.yaml", infra.Name, components.InfraFile)
 		}
-	}
-	users := dockerUser.FindAllStringSubmatch(s, -1)
-	if len(users) == 0 || users[len(users)-1][1] == "0" {
-		c.bad("%s: the runtime stage must run as a numeric non-root USER", rel)
-	}
-	if m := dockerExpose.FindStringSubmatch(s); m == nil || m[1] != port {
-		c.bad("%s: must EXPOSE %s (%s)", rel, port, portKey(svc))
-	}
-	if !strings.Contains(s, "-pl "+svc+" ") {
-		c.bad("%s: must build its own module (mvn -pl %s)", rel, svc)
-	}
-	if m := dockerAgent.FindStringSubmatch(s); m != nil && m[1] != c.versions["OTEL_JAVAAGENT_VERSION"] {
-		c.bad("%s: OTEL_JAVAAGENT_VERSION %s differs from infra/local/versions.env (%s)", rel, m[1], c.versions["OTEL_JAVAAGENT_VERSION"])
-	}
-}
-
-func (c *checker) deployment(svc, port string, dep Object) {
-	spec := dep.PodSpec()
-	var ctr map[string]any
-	for _, ct := range list(spec["containers"]) {
-		if m, _ := ct.(map[string]any); str(m["name"]) == svc {
-			ctr = m
+		w := Find(c.objs, "Deployment", infra.Name)
+		if w == nil {
+			w = Find(c.objs, "StatefulSet", infra.Name)
 		}
-	}
-	if ctr == nil {
-		c.bad("deployment/%s: no container named %s", svc, svc)
-		return
-	}
-	image := str(ctr["image"])
-	wantRepo := "tracelab/" + svc
-	if c.overlay == "eks" {
-		wantRepo = "ECR_REGISTRY/tracelab/" + svc
-	}
-	if repo, _, _ := strings.Cut(image, ":"); repo != wantRepo {
-		c.bad("deployment/%s: image %s, want %s:<tag> (the image make images builds)", svc, image, wantRepo)
-	}
-	okPort := false
-	for _, p := range list(ctr["ports"]) {
-		m, _ := p.(map[string]any)
-		if str(m["name"]) == "http" && str(m["containerPort"]) == port {
-			okPort = true
-		}
-	}
-	if !okPort {
-		c.bad("deployment/%s: container port http must be %s (%s in infra/local/ports.env)", svc, port, portKey(svc))
-	}
-	if ctr["readinessProbe"] == nil {
-		c.bad("deployment/%s: no readinessProbe (a rollout would not wait for the service)", svc)
-	}
-	var envFrom []string
-	for _, e := range list(ctr["envFrom"]) {
-		envFrom = append(envFrom, str(get(e, "configMapRef", "name")))
-	}
-	for _, cm := range []string{"lab-ports", "otel-java"} {
-		if o := FindGenerated(c.objs, "ConfigMap", cm); o == nil || !slices.Contains(envFrom, o.Name()) {
-			c.bad("deployment/%s: envFrom must include ConfigMap %s", svc, cm)
-		}
-	}
-	env := Env(ctr)
-	if env["OTEL_SERVICE_NAME"] != svc {
-		c.bad("deployment/%s: OTEL_SERVICE_NAME is %q, want %q", svc, env["OTEL_SERVICE_NAME"], svc)
-	}
-	if got, want := attrKeys(env["OTEL_RESOURCE_ATTRIBUTES"]), attrKeys(c.localJava["OTEL_RESOURCE_ATTRIBUTES"]); !reflect.DeepEqual(got, want) {
-		c.bad("deployment/%s: OTEL_RESOURCE_ATTRIBUTES sets %v, the local runtime %v (run-java-service.sh)", svc, got, want)
-	}
-	// services/<svc>/lab.env is what the local runtime fixes for the service
-	// whatever the variant; the Deployment must fix the same.
-	labEnv, _ := runtime.ReadEnvFile(filepath.Join(c.root, "services", svc, "lab.env"))
-	agentWanted := labEnv["JAVA_AGENT"] != "off"
-	if hasAgent := strings.Contains(env["JAVA_TOOL_OPTIONS"], "-javaagent:"); hasAgent != agentWanted {
-		c.bad("deployment/%s: the Java agent is attached=%v in JAVA_TOOL_OPTIONS, but services/%s/lab.env says JAVA_AGENT=%v", svc, hasAgent, svc, map[bool]string{true: "on", false: "off"}[agentWanted])
-	}
-	for _, k := range slices.Sorted(maps.Keys(labEnv)) {
-		switch k {
-		case "SERVICE_JAR", "JAVA_AGENT", "JAVA_OPTS":
+		if w == nil {
+			c.bad("infrastructure %s (%s): no Deployment or StatefulSet", infra.Name, components.InfraFile)
 			continue
 		}
-		if v, ok := env[k]; !ok || v != labEnv[k] {
-			c.bad("deployment/%s: %s=%s from services/%s/lab.env is missing or differs (%q)", svc, k, labEnv[k], svc, v)
+		env := map[string]string{}
+		for _, ct := range Containers(w.PodSpec()) {
+			maps.Copy(env, Env(ct))
 		}
-	}
-}
-
-// readLocalJavaEnv reads the `export OTEL_X=value` lines of the local launcher.
-func readLocalJavaEnv(path string) map[string]string {
-	out := map[string]string{}
-	data, _ := os.ReadFile(path)
-	re := regexp.MustCompile(`(?m)^export (OTEL_[A-Z_]+)="?([^"\n]*)"?$`)
-	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
-		out[m[1]] = m[2]
-	}
-	return out
-}
-
-func attrKeys(attrs string) []string {
-	var keys []string
-	for _, kv := range strings.Split(attrs, ",") {
-		if k, _, ok := strings.Cut(kv, "="); ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// otelJava compares the ConfigMap every Java service reads with the local
-// launcher's exports: same variables, same values, except the endpoint.
-func (c *checker) otelJava() {
-	cm := FindGenerated(c.objs, "ConfigMap", "otel-java")
-	if cm == nil {
-		c.bad("no ConfigMap otel-java")
-		return
-	}
-	data, _ := cm["data"].(map[string]any)
-	if len(c.localJava) == 0 {
-		c.bad("no OTEL_* exports found in infra/local/run-java-service.sh")
-	}
-	for k, v := range c.localJava {
-		if k == "OTEL_SERVICE_NAME" || k == "OTEL_RESOURCE_ATTRIBUTES" {
-			continue // per service, in each Deployment
-		}
-		got, ok := data[k]
-		switch {
-		case !ok:
-			c.bad("ConfigMap otel-java lacks %s, which the local runtime sets (run-java-service.sh)", k)
-		case k == "OTEL_EXPORTER_OTLP_ENDPOINT":
-			if want := "http://otelcol:" + c.ports["OTELCOL_OTLP_HTTP_PORT"]; str(got) != want {
-				c.bad("ConfigMap otel-java: OTEL_EXPORTER_OTLP_ENDPOINT is %v, want %s", got, want)
+		for _, v := range slices.Sorted(maps.Keys(infra.Settings)) {
+			if _, ok := env[v]; !ok {
+				c.bad("%s: no variable %s, a setting %s declares for it", w.ID(), v, components.InfraFile)
 			}
-		case str(got) != v:
-			c.bad("ConfigMap otel-java: %s=%v, the local runtime sets %s", k, got, v)
 		}
 	}
-	for k := range data {
-		if _, ok := c.localJava[k]; !ok {
-			c.bad("ConfigMap otel-java sets %s, which the local runtime does not (run-java-service.sh)", k)
+}
+
+var envReference = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
+
+var (
+	dockerFrom  = regexp.MustCompile(`(?m)^FROM\s+(\S+)`)
+	dockerUser  = regexp.MustCompile(`(?m)^USER\s+(\d+)`)
+	dockerAgent = regexp.MustCompile(`(?m)^ARG OTEL_JAVAAGENT_VERSION=(\S+)`)
+)
+
+// imageRecipes checks the recipe of every framework (make images builds
+// each service with its framework's): multi-stage, pinned bases, a non-root
+// user, and the Java agent of infra/local/versions.env.
+func (c *checker) imageRecipes() {
+	for _, fw := range slices.Sorted(maps.Keys(components.Frameworks)) {
+		rel := filepath.Join("services", "images", fw+".Dockerfile")
+		data, err := os.ReadFile(filepath.Join(c.root, rel))
+		if err != nil {
+			c.bad("framework %s: no image recipe %s", fw, rel)
+			continue
+		}
+		s := string(data)
+		froms := dockerFrom.FindAllStringSubmatch(s, -1)
+		if len(froms) < 2 {
+			c.bad("%s: want a multi-stage build (a build stage and a runtime stage)", rel)
+		}
+		for _, f := range froms {
+			if !pinned(f[1]) {
+				c.bad("%s: base image %s is not pinned to a version tag", rel, f[1])
+			}
+		}
+		users := dockerUser.FindAllStringSubmatch(s, -1)
+		if len(users) == 0 || users[len(users)-1][1] == "0" {
+			c.bad("%s: the runtime stage must run as a numeric non-root USER", rel)
+		}
+		if !strings.Contains(s, `-pl "$SERVICE"`) || !strings.Contains(s, "EXPOSE ${PORT}") {
+			c.bad("%s: must build the module named by --build-arg SERVICE and expose PORT (make images passes both)", rel)
+		}
+		m := dockerAgent.FindStringSubmatch(s)
+		if components.Frameworks[fw].JavaAgent && m == nil {
+			c.bad("%s: no ARG OTEL_JAVAAGENT_VERSION, but %s services run the Java agent", rel, fw)
+		}
+		if m != nil && m[1] != c.versions["OTEL_JAVAAGENT_VERSION"] {
+			c.bad("%s: OTEL_JAVAAGENT_VERSION %s differs from infra/local/versions.env (%s)", rel, m[1], c.versions["OTEL_JAVAAGENT_VERSION"])
 		}
 	}
 }
@@ -332,87 +223,6 @@ func servicePort(svc Object, port string) bool {
 	for _, p := range list(get(svc, "spec", "ports")) {
 		if m, _ := p.(map[string]any); m != nil && str(m["port"]) == port {
 			return true
-		}
-	}
-	return false
-}
-
-// scenarios checks that every scenario runs unchanged on this overlay: each
-// service it names is a workload here, and each setting it changes is
-// declared by the workload or read by the service's code.
-func (c *checker) scenarios() {
-	for _, name := range scenario.List(c.root) {
-		s, err := scenario.Load(c.root, name)
-		if err != nil {
-			c.bad("%v", err)
-			continue
-		}
-		for _, svc := range s.Services {
-			if Find(c.objs, "Deployment", svc) == nil && Find(c.objs, "StatefulSet", svc) == nil {
-				c.bad("scenario %s: service %s is neither a Deployment nor a StatefulSet", name, svc)
-			}
-		}
-		check := func(field string, st scenario.Settings) {
-			for _, svc := range slices.Sorted(maps.Keys(st)) {
-				for _, v := range slices.Sorted(maps.Keys(st[svc])) {
-					if !c.settingKnown(svc, v) {
-						c.bad("scenario %s: %s sets %s on %s, which neither %s's manifest declares nor its code reads (nor, for infrastructure, infra/local/run-%s.sh)", name, field, v, svc, svc, svc)
-					}
-				}
-			}
-		}
-		for _, p := range slices.Sorted(maps.Keys(s.Load.Profiles)) {
-			check("load.profiles."+p+".settings", s.Load.Profiles[p].Settings)
-		}
-		for _, v := range slices.Sorted(maps.Keys(s.Variants)) {
-			check("variants."+v+".settings", s.Variants[v].Settings)
-		}
-	}
-}
-
-// frameworkPrefixes are the environment forms of the frameworks' own
-// properties (relaxed binding), e.g. SPRING_THREADS_VIRTUAL_ENABLED for
-// spring.threads.virtual.enabled: set on the service, read by the framework.
-var frameworkPrefixes = []string{"SPRING_", "SERVER_", "MANAGEMENT_", "QUARKUS_"}
-
-func (c *checker) settingKnown(svc, variable string) bool {
-	// LAB_CPUS pins a local process to CPUs (run-java-service.sh); on
-	// Kubernetes the container's CPU limit gives it the same budget, and the
-	// security policy already requires every container to have one.
-	if variable == "LAB_CPUS" {
-		local, _ := os.ReadFile(filepath.Join(c.root, "infra", "local", "run-java-service.sh"))
-		return bytes.Contains(local, []byte(variable))
-	}
-	src := filepath.Join(c.root, "services", svc, "src", "main")
-	if _, err := os.Stat(src); err == nil {
-		if slices.ContainsFunc(frameworkPrefixes, func(p string) bool { return strings.HasPrefix(variable, p) }) {
-			return true
-		}
-		found := false
-		filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || found {
-				return nil
-			}
-			if data, err := os.ReadFile(path); err == nil && bytes.Contains(data, []byte(variable)) {
-				found = true
-			}
-			return nil
-		})
-		return found
-	}
-	// Infrastructure (toxiproxy): the manifest must declare the variable and
-	// the local runtime's launcher must read it.
-	local, err := os.ReadFile(filepath.Join(c.root, "infra", "local", "run-"+svc+".sh"))
-	if err != nil || !bytes.Contains(local, []byte(variable)) {
-		return false
-	}
-	for _, kind := range []string{"Deployment", "StatefulSet"} {
-		if o := Find(c.objs, kind, svc); o != nil {
-			for _, ct := range Containers(o.PodSpec()) {
-				if _, ok := Env(ct)[variable]; ok {
-					return true
-				}
-			}
 		}
 	}
 	return false
@@ -723,7 +533,7 @@ func (c *checker) ecrRepositories() {
 		c.bad("%s: no default list in variable \"services\"", rel)
 		return
 	}
-	for _, svc := range Services(c.root) {
+	for _, svc := range components.ServiceNames(c.root) {
 		if !bytes.Contains(m[1], []byte(`"`+svc+`"`)) {
 			c.bad("service %s: no ECR repository: add it to variable \"services\" in %s", svc, rel)
 		}
