@@ -178,27 +178,52 @@ func (c *checker) imageRecipes() {
 	}
 }
 
-// networkHops checks toxiproxy's proxies against infra/local/ports.env, as
-// the local runtime wires them (run-toxiproxy.sh, kafka.properties): each
-// proxy's port is a Service port of toxiproxy, configure-toxiproxy.sh
-// forwards it to the right upstream, Kafka's PROXIED listener advertises the
-// proxy, and ingest bootstraps through it.
+// networkHops checks what the toxiproxy pod cannot read from
+// infra/local/ports.env, where the local runtime wires its hops
+// (kafka.properties, configure-toxiproxy.sh, which reads its ports from the
+// environment): the container and Service ports of the proxies, that the
+// upstream hosts the configurer is given serve the upstream ports, that
+// Kafka's PROXIED listener advertises the proxy, and that ingest bootstraps
+// through it.
 func (c *checker) networkHops() {
-	hops := []struct{ name, listenKey, upstream, upstreamKey string }{
-		{"postgres", "POSTGRES_PROXY_PORT", "postgres", "POSTGRES_PORT"},
-		{"kafka", "KAFKA_PROXY_PORT", "kafka", "KAFKA_PROXIED_PORT"},
+	dep := Find(c.objs, "Deployment", "toxiproxy")
+	if dep == nil {
+		c.bad("no Deployment toxiproxy (k8s/base/data/toxiproxy.yaml)")
+		return
 	}
-	script := string(c.readFile("k8s/base/data/configure-toxiproxy.sh"))
+	containers := map[string]map[string]any{}
+	for _, ct := range Containers(dep.PodSpec()) {
+		containers[str(ct["name"])] = ct
+		var envFrom []string
+		for _, e := range list(ct["envFrom"]) {
+			envFrom = append(envFrom, str(get(e, "configMapRef", "name")))
+		}
+		if o := FindGenerated(c.objs, "ConfigMap", "lab-ports"); o == nil || !slices.Contains(envFrom, o.Name()) {
+			c.bad("deployment/toxiproxy/%s: envFrom must include ConfigMap lab-ports, where its ports come from", ct["name"])
+		}
+	}
+	ports := map[string]string{}
+	for _, p := range list(containers["toxiproxy"]["ports"]) {
+		ports[str(get(p, "name"))] = str(get(p, "containerPort"))
+	}
+	if want := c.ports["TOXIPROXY_PORT"]; ports["api"] != want {
+		c.bad("deployment/toxiproxy: container port api must be %s (TOXIPROXY_PORT), got %q", want, ports["api"])
+	}
+	upstreamHosts := Env(containers["configure"])
+	hops := []struct{ name, listenKey, hostKey, upstreamKey string }{
+		{"postgres", "POSTGRES_PROXY_PORT", "POSTGRES_HOST", "POSTGRES_PORT"},
+		{"kafka", "KAFKA_PROXY_PORT", "KAFKA_HOST", "KAFKA_PROXIED_PORT"},
+	}
 	for _, h := range hops {
 		listen, up := c.ports[h.listenKey], c.ports[h.upstreamKey]
+		if ports[h.name] != listen {
+			c.bad("deployment/toxiproxy: container port %s must be %s (%s), got %q", h.name, listen, h.listenKey, ports[h.name])
+		}
 		if !servicePort(Find(c.objs, "Service", "toxiproxy"), listen) {
 			c.bad("service/toxiproxy must expose %s (%s), its %s proxy", listen, h.listenKey, h.name)
 		}
-		if !servicePort(Find(c.objs, "Service", h.upstream), up) {
-			c.bad("service/%s must expose %s (%s), the upstream of toxiproxy's %s proxy", h.upstream, up, h.upstreamKey, h.name)
-		}
-		if want := fmt.Sprintf("proxy %s 0.0.0.0:%s %s:%s ", h.name, listen, h.upstream, up); !strings.Contains(script, want) {
-			c.bad("k8s/base/data/configure-toxiproxy.sh: no %q (%s -> %s in infra/local/ports.env)", want, h.listenKey, h.upstreamKey)
+		if host := upstreamHosts[h.hostKey]; !servicePort(Find(c.objs, "Service", host), up) {
+			c.bad("deployment/toxiproxy/configure: %s=%q must name a Service that exposes %s (%s), the upstream of the %s proxy", h.hostKey, host, up, h.upstreamKey, h.name)
 		}
 	}
 	if k := Find(c.objs, "StatefulSet", "kafka"); k != nil {

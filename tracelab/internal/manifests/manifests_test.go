@@ -153,6 +153,8 @@ func TestBrokenManifestsFail(t *testing.T) {
 			"deployment/ingest: KAFKA_BOOTSTRAP_SERVERS must be toxiproxy:19095"},
 		{"a proxy port that disagrees with ports.env", []edit{{"infra/local/ports.env", "KAFKA_PROXY_PORT=19095", "KAFKA_PROXY_PORT=19096"}},
 			"service/toxiproxy must expose 19096 (KAFKA_PROXY_PORT)"},
+		{"a hop to a host that is not the broker", []edit{{"k8s/base/data/toxiproxy.yaml", "value: kafka\n", "value: kafka-broker\n"}},
+			`KAFKA_HOST="kafka-broker" must name a Service that exposes 19094`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
