@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"tracelab/pkg/analyze"
+	"tracelab/internal/tracegen"
 	"tracelab/pkg/otlp"
 	"tracelab/pkg/trace"
 )
@@ -54,8 +54,8 @@ var fixtures = []fixture{
 		file: "hotrod-dispatch.jaeger.json",
 		enc:  encoding{form: "jaeger"},
 		spans: func() []*trace.Span {
-			a := analyze.HotRODTrace(1, fixtureStart)
-			return append(a, analyze.HotRODTrace(2, fixtureStart.Add(2*time.Second))...)
+			a := tracegen.HotRODTrace(1, fixtureStart)
+			return append(a, tracegen.HotRODTrace(2, fixtureStart.Add(2*time.Second))...)
 		},
 	},
 	{
@@ -63,7 +63,7 @@ var fixtures = []fixture{
 		// with the id inlined, exported with base64 ids and enum names.
 		file:  "django-nplus1.otlp.json",
 		enc:   encoding{form: "plain", base64IDs: true, kindNames: true, numberTimes: true},
-		spans: func() []*trace.Span { return analyze.ORMTrace(3, fixtureStart, 10) },
+		spans: func() []*trace.Span { return tracegen.ORMTrace(3, fixtureStart, 10) },
 	},
 	{
 		// Repeated calls below the threshold, as Tempo returns a trace.

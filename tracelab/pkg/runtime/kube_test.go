@@ -89,7 +89,7 @@ func (tr *transcript) done() {
 	}
 }
 
-var labPorts = map[string]string{"CATALOG_PORT": "18080", "PRICING_PORT": "18081", "GATEWAY_PORT": "18084", "JAEGER_QUERY_PORT": "16686"}
+var labPorts = map[string]string{"CATALOG_PORT": "18080", "PRICING_PORT": "18081", "GATEWAY_PORT": "18084", "JAEGER_QUERY_PORT": "16686", "PROMETHEUS_PORT": "19090"}
 
 func TestKindAppliesVariantsByRollout(t *testing.T) {
 	tr := loadTranscript(t, "testdata/kind-nplus1.transcript")
@@ -107,8 +107,8 @@ func TestKindAppliesVariantsByRollout(t *testing.T) {
 	if err := k.Up(ctx, services, Settings{"pricing": profile, "catalog": {"CATALOG_FETCH_MODE": "batch"}}, "fixed"); err != nil {
 		t.Fatal(err)
 	}
-	if k.JaegerURL() != "http://127.0.0.1:16686" {
-		t.Errorf("Jaeger at %s", k.JaegerURL())
+	if k.JaegerURL() != "http://127.0.0.1:16686" || k.PrometheusURL() != "http://127.0.0.1:19090" {
+		t.Errorf("Jaeger at %s, Prometheus at %s", k.JaegerURL(), k.PrometheusURL())
 	}
 	k.Down(ctx)
 	tr.done()
@@ -129,8 +129,11 @@ func TestEKSRemovesStaleSettingsAndPortForwards(t *testing.T) {
 		t.Error(err)
 	}
 	k.Down(ctx)
-	if got := strings.Join(tr.stopped, ","); got != "service/gateway,service/jaeger" {
-		t.Errorf("stopped port-forwards %q, want both", got)
+	if k.PrometheusURL() != "http://127.0.0.1:19090" {
+		t.Errorf("Prometheus at %s", k.PrometheusURL())
+	}
+	if got := strings.Join(tr.stopped, ","); got != "service/gateway,service/jaeger,service/prometheus" {
+		t.Errorf("stopped port-forwards %q, want all three", got)
 	}
 	tr.done()
 }
@@ -187,4 +190,21 @@ func TestEnvChanges(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.changes)
 		}
 	}
+}
+
+// Status lists the workloads kubectl reports, with their ready replicas.
+func TestKubeStatusListsTheWorkloads(t *testing.T) {
+	tr := loadTranscript(t, "testdata/kind-nplus1.transcript")
+	tr.steps = tr.steps[:1] // the first answer of get deployments,statefulsets
+	k := newKube("kind", "kind-tracelab", labPorts, tr)
+	out, err := k.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"deployment   catalog        1/1", "Prometheus http://127.0.0.1:19090"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	tr.done()
 }
