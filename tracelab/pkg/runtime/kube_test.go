@@ -45,22 +45,21 @@ func loadTranscript(t *testing.T, path string) *transcript {
 	return tr
 }
 
-func (tr *transcript) next(args []string) step {
+func (tr *transcript) next(got string) step {
 	tr.t.Helper()
-	got := "kubectl " + strings.Join(args, " ")
 	if len(tr.steps) == 0 {
 		tr.t.Fatalf("unexpected call after the end of the transcript: %s", got)
 	}
 	s := tr.steps[0]
 	tr.steps = tr.steps[1:]
 	if got != s.command {
-		tr.t.Fatalf("kubectl call differs from the transcript:\n got: %s\nwant: %s", got, s.command)
+		tr.t.Fatalf("call differs from the transcript:\n got: %s\nwant: %s", got, s.command)
 	}
 	return s
 }
 
 func (tr *transcript) Output(ctx context.Context, args ...string) ([]byte, error) {
-	s := tr.next(args)
+	s := tr.next("kubectl " + strings.Join(args, " "))
 	if s.fail {
 		return nil, errors.New(strings.TrimSpace(s.output))
 	}
@@ -68,7 +67,7 @@ func (tr *transcript) Output(ctx context.Context, args ...string) ([]byte, error
 }
 
 func (tr *transcript) Forward(ctx context.Context, args ...string) (Forward, error) {
-	s := tr.next(args)
+	s := tr.next("kubectl " + strings.Join(args, " "))
 	if !strings.HasPrefix(s.output, "Forwarding from") {
 		return nil, errors.New(strings.TrimSpace(s.output))
 	}

@@ -28,6 +28,7 @@ type Local struct {
 	pc          ProcessCompose
 	progress    Progress
 	poll        time.Duration // between two looks at the processes' states
+	stopWait    time.Duration // for the processes to stop after process-compose down
 }
 
 // ProcessCompose is how Local drives process-compose and the processes it
@@ -68,7 +69,7 @@ func NewLocal(root string, progress Progress) (*Local, error) {
 
 func newLocal(root string, ports map[string]string, pc ProcessCompose) *Local {
 	return &Local{root: root, state: filepath.Join(root, ".state"), ports: ports, pc: pc,
-		progress: func(string, ...any) {}, poll: 500 * time.Millisecond}
+		progress: func(string, ...any) {}, poll: 500 * time.Millisecond, stopWait: 30 * time.Second}
 }
 
 func (l *Local) Name() string { return "local" }
@@ -307,7 +308,7 @@ func (l *Local) Down(ctx context.Context) error {
 	alive := func() bool { return slices.ContainsFunc(append(children, pcPid), l.pc.Alive) }
 	// process-compose stops the processes in reverse dependency order, each
 	// in its own time (PostgreSQL and Kafka flush first): wait for the last.
-	for deadline := time.Now().Add(30 * time.Second); alive() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(l.stopWait); alive() && time.Now().Before(deadline); {
 		time.Sleep(l.poll)
 	}
 	if alive() {
