@@ -6,9 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -140,14 +141,10 @@ func loadFixture(t *testing.T, file string) []*trace.Trace {
 func encode(t *testing.T, spans []*trace.Span, enc encoding) []byte {
 	t.Helper()
 	byService := map[string][]*trace.Span{}
-	var services []string
 	for _, s := range spans {
-		if _, ok := byService[s.Service]; !ok {
-			services = append(services, s.Service)
-		}
 		byService[s.Service] = append(byService[s.Service], s)
 	}
-	sort.Strings(services)
+	services := slices.Sorted(maps.Keys(byService))
 	id := func(h string) any {
 		if !enc.base64IDs || h == "" {
 			return h
@@ -165,13 +162,8 @@ func encode(t *testing.T, spans []*trace.Span, enc encoding) []byte {
 		return strconv.FormatInt(ns, 10)
 	}
 	attrs := func(m map[string]string) []any {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		out := []any{}
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			v := map[string]any{"stringValue": m[k]}
 			if n, err := strconv.ParseInt(m[k], 10, 64); err == nil && len(m[k]) < 10 {
 				v = map[string]any{"intValue": strconv.FormatInt(n, 10)}
