@@ -124,12 +124,7 @@ func TestFixturesAreCurrent(t *testing.T) {
 // loadFixture parses a committed fixture the way `tracelab analyze` does.
 func loadFixture(t *testing.T, file string) []*trace.Trace {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testdata, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	traces, err := otlp.ParseReader(f)
+	traces, err := otlp.ReadFile(filepath.Join(testdata, file))
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}

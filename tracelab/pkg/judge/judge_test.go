@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +34,7 @@ func failed(checks []result.Check) []string {
 }
 
 func loadNplus1(t *testing.T) *scenario.Scenario {
-	s, err := scenario.Parse([]byte(nplus1YAML(t)))
+	s, err := scenario.Load("../../..", "nplus1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,13 +148,4 @@ func TestFixes(t *testing.T) {
 	if got := CompareFixes(s, []result.VariantResult{variant("fixed", 1, 1)}); len(got) != 0 {
 		t.Errorf("without a measured baseline: %v, want no comparisons", got)
 	}
-}
-
-func nplus1YAML(t *testing.T) string {
-	t.Helper()
-	data, err := os.ReadFile("../../../scenarios/nplus1/scenario.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }

@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -12,11 +11,7 @@ import (
 
 func loadKafka(t *testing.T) *scenario.Scenario {
 	t.Helper()
-	data, err := os.ReadFile("../../../scenarios/kafka-batching/scenario.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := scenario.Parse(data)
+	s, err := scenario.Load("../../..", "kafka-batching")
 	if err != nil {
 		t.Fatal(err)
 	}

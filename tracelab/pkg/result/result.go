@@ -103,12 +103,7 @@ func Read(path string) (*Result, error) {
 
 // ReadTraces reads back the traces the variant was analyzed on.
 func (v VariantResult) ReadTraces() ([]*trace.Trace, error) {
-	f, err := os.Open(v.TracesFile)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return otlp.Parse(f)
+	return otlp.ReadFile(v.TracesFile)
 }
 
 // FindingIDs are the detectors that found something, each once, sorted.
