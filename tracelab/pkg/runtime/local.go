@@ -43,6 +43,8 @@ type ProcessCompose interface {
 	Launch(args []string, logPath string) (int, error)
 	// Alive tells whether a process is alive; a zombie is not.
 	Alive(pid int) bool
+	// Stop asks a process to end (SIGTERM).
+	Stop(pid int)
 	// Kill sends SIGKILL to a process and its process group.
 	Kill(pid int)
 }
@@ -303,7 +305,8 @@ func (l *Local) Down(ctx context.Context) error {
 	}
 	l.progress("stopping the local stack")
 	if _, err := l.call(ctx, "down"); err != nil {
-		l.progress("process-compose down: %v; killing what it started", err)
+		l.progress("process-compose down: %v; stopping it by signal", err)
+		l.pc.Stop(pcPid)
 	}
 	alive := func() bool { return slices.ContainsFunc(append(children, pcPid), l.pc.Alive) }
 	// process-compose stops the processes in reverse dependency order, each

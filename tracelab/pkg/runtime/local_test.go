@@ -33,10 +33,10 @@ func localLifecycle(ctx context.Context, l *Local) map[string]error {
 // checkout in place of $ROOT. The processes it started are alive until
 // process-compose down.
 type pcReplay struct {
-	tr     *transcript
-	root   string
-	down   bool
-	killed []int
+	tr              *transcript
+	root            string
+	down            bool
+	stopped, killed []int
 }
 
 func (p *pcReplay) next(args []string) step {
@@ -64,6 +64,7 @@ func (p *pcReplay) Launch(args []string, logPath string) (int, error) {
 }
 
 func (p *pcReplay) Alive(pid int) bool { return !p.down }
+func (p *pcReplay) Stop(pid int)       { p.stopped = append(p.stopped, pid) }
 func (p *pcReplay) Kill(pid int)       { p.killed = append(p.killed, pid) }
 
 func TestLocalLifecycle(t *testing.T) {
@@ -88,8 +89,8 @@ func TestLocalLifecycle(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, ".state", "process-compose.pid")); !os.IsNotExist(err) {
 		t.Errorf("the pid file outlives Down: %v", err)
 	}
-	if len(pc.killed) > 0 {
-		t.Errorf("killed %v although process-compose down stopped everything", pc.killed)
+	if len(pc.stopped)+len(pc.killed) > 0 {
+		t.Errorf("signalled %v, %v although process-compose down stopped everything", pc.stopped, pc.killed)
 	}
 	pc.tr.done()
 }
@@ -112,8 +113,8 @@ $ process-compose down --unix-socket $ROOT/.state/process-compose.sock
 	if err := l.Down(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(pc.killed); got != "[4250 4242]" {
-		t.Errorf("killed %s, want jaeger's process and then process-compose", got)
+	if got := fmt.Sprint(pc.stopped, pc.killed); got != "[4242] [4250 4242]" {
+		t.Errorf("stopped and killed %s; want process-compose asked to stop, then jaeger's process and process-compose killed", got)
 	}
 	pc.tr.done()
 }

@@ -74,6 +74,8 @@ func (p *execProcessCompose) Alive(pid int) bool {
 	return syscall.Kill(pid, 0) == nil && !isZombie(pid)
 }
 
+func (p *execProcessCompose) Stop(pid int) { syscall.Kill(pid, syscall.SIGTERM) }
+
 func (p *execProcessCompose) Kill(pid int) {
 	syscall.Kill(-pid, syscall.SIGKILL)
 	syscall.Kill(pid, syscall.SIGKILL)

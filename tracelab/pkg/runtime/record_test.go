@@ -86,4 +86,5 @@ func (r *pcRecorder) Launch(args []string, logPath string) (int, error) {
 }
 
 func (r *pcRecorder) Alive(pid int) bool { return r.pc.Alive(pid) }
+func (r *pcRecorder) Stop(pid int)       { r.pc.Stop(pid) }
 func (r *pcRecorder) Kill(pid int)       { r.pc.Kill(pid) }
