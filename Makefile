@@ -7,8 +7,8 @@ SHELL := bash
 STATE    := $(CURDIR)/.state
 TRACELAB := $(STATE)/bin/tracelab
 TOOLS    := $(STATE)/tools.env
-# make scenario-NAME runs the case's magnitude; CI uses the smoke profile.
-PROFILE  ?= full
+# PROFILE (smoke or full) is passed on only when set: the default profile
+# is tracelab's (tracelab scenario run --help).
 VARIANT  ?= both
 RUNTIME  ?= local
 export RUNTIME
@@ -32,7 +32,7 @@ help: ## list the targets
 	@echo "Trace Pathology Lab — make <target>"
 	@grep -hE '^[a-zA-Z%_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
 	@echo
-	@echo "  scenarios: $(notdir $(wildcard scenarios/*))   (PROFILE=full|smoke VARIANT=both|baseline|fixed KEEP=1)"
+	@echo "  scenarios: $(notdir $(wildcard scenarios/*))   (PROFILE=smoke|full VARIANT=both|baseline|fixed KEEP=1)"
 
 # Always runs: with everything cached it only checks, in about a second.
 tools: ## build or fetch every pinned tool into ~/.cache/tracelab (once per version)
@@ -65,7 +65,7 @@ logs: $(TRACELAB) ## follow the logs of every process (Ctrl-C to stop)
 	@$(TRACELAB) logs
 
 scenario-%: tools build ## reproduce a pathology, analyze its traces, run the fix and judge it
-	$(TRACELAB) scenario run $* --profile $(PROFILE) --variant $(VARIANT) $(if $(KEEP),--keep)
+	$(TRACELAB) scenario run $* $(if $(PROFILE),--profile $(PROFILE)) --variant $(VARIANT) $(if $(KEEP),--keep)
 
 test: tools build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, offline Kubernetes checks, end-to-end smoke runs
 

@@ -80,11 +80,7 @@ func runStatus(args []string) int {
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
-	l, ok := rt.(*runtime.Local)
-	if !ok {
-		return fail(exitUsage, "status is only implemented for the local runtime")
-	}
-	out, err := l.Status(context.Background())
+	out, err := rt.Status(context.Background())
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}

@@ -1,5 +1,7 @@
 // Package scenario loads and validates scenarios/<name>/scenario.yaml, the
-// contract between a scenario's author and the runner, and runs them.
+// contract between a scenario's author and the runner, and keeps the
+// numbers of its reference runs (baseline.json). Package run runs it and
+// package judge judges the run.
 package scenario
 
 import (
@@ -48,6 +50,15 @@ type Entrypoint struct {
 	Service string `json:"service"`
 	Method  string `json:"method"`
 	Path    string `json:"path"`
+}
+
+// Matches tells whether a request path or route is the entrypoint's; a path
+// ending in * is a prefix, for loads spread over many routes.
+func (ep Entrypoint) Matches(path string) bool {
+	if prefix, ok := strings.CutSuffix(ep.Path, "*"); ok {
+		return strings.HasPrefix(path, prefix)
+	}
+	return path == ep.Path
 }
 
 type LoadSpec struct {
@@ -302,15 +313,8 @@ func (s *Scenario) checkReferences() error {
 
 // VariantNames returns baseline and fixed first, then the others sorted.
 func (s *Scenario) VariantNames() []string {
-	names := []string{"baseline", "fixed"}
-	var rest []string
-	for n := range s.Variants {
-		if n != "baseline" && n != "fixed" {
-			rest = append(rest, n)
-		}
-	}
-	sort.Strings(rest)
-	return append(names, rest...)
+	rest := slices.DeleteFunc(slices.Sorted(maps.Keys(s.Variants)), func(n string) bool { return n == "baseline" || n == "fixed" })
+	return append([]string{"baseline", "fixed"}, rest...)
 }
 
 // DefaultVariants is what `--variant both` runs with a profile.

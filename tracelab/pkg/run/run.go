@@ -1,13 +1,19 @@
-package scenario
+// Package run runs a scenario on a runtime: for each variant it applies the
+// settings, drives the load with k6, collects the run's traces from Jaeger
+// and the client metrics from Prometheus, and analyzes them; then it has
+// the run judged and writes result.json and report.html.
+package run
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,9 +22,13 @@ import (
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/jaeger"
+	"tracelab/pkg/judge"
 	"tracelab/pkg/k6"
 	"tracelab/pkg/otlp"
+	"tracelab/pkg/report"
+	"tracelab/pkg/result"
 	"tracelab/pkg/runtime"
+	"tracelab/pkg/scenario"
 	"tracelab/pkg/trace"
 )
 
@@ -37,57 +47,19 @@ type Runner struct {
 	Progress func(format string, a ...any)
 }
 
-// VariantResult is everything measured for one variant.
-type VariantResult struct {
-	Variant  string           `json:"variant"`
-	Settings runtime.Settings `json:"settings"`
-	Window   struct {
-		Start time.Time `json:"start"`
-		End   time.Time `json:"end"`
-	} `json:"window"`
-	Load    k6.Summary         `json:"load"`
-	Metrics map[string]float64 `json:"metrics"`
-	// ClientMetrics are what metrics-reading detectors got from
-	// Prometheus for this variant's window (service -> name -> value).
-	ClientMetrics detect.Metrics `json:"client_metrics,omitempty"`
-	// Delivery is the end-to-end count, when the scenario has one.
-	Delivery *DeliveryCount `json:"delivery,omitempty"`
-	Analysis analyze.Report `json:"analysis"`
-	// Durations are the traced requests' durations (ms) by request type,
-	// for comparisons; the traces file has them too.
-	Durations  map[string][]float64 `json:"-"`
-	TracesFile string               `json:"traces_file"`
-}
-
-// Result is the full record of a run, written as JSON under .state/results.
-type Result struct {
-	Scenario   string          `json:"scenario"`
-	Profile    string          `json:"profile"`
-	Runtime    string          `json:"runtime"`
-	StartedAt  time.Time       `json:"started_at"`
-	Calibrated *Calibrated     `json:"calibrated,omitempty"`
-	Variants   []VariantResult `json:"variants"`
-	// Compared is each fix against the baseline, as `tracelab compare
-	// --format json` prints it (CompareFixes); the judge's checks use it.
-	Compared   map[string]compare.Result `json:"compared"`
-	Checks     []Check                   `json:"checks"`
-	Verdict    string                    `json:"verdict"` // "pass" or "fail"
-	ResultFile string                    `json:"-"`
-}
-
 // Run executes every selected variant and judges the expectations. An
 // error means the run could not be completed; a failed expectation is a
 // Result with Verdict "fail".
-func (r *Runner) Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
+func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*result.Result, error) {
 	if _, ok := s.Load.Profiles[opt.Profile]; !ok {
-		return nil, fmt.Errorf("scenario %s has no profile %q; profiles: %s", s.Name, opt.Profile, joinKeys(s.Load.Profiles))
+		return nil, fmt.Errorf("scenario %s has no profile %q; profiles: %s", s.Name, opt.Profile, strings.Join(slices.Sorted(maps.Keys(s.Load.Profiles)), ", "))
 	}
 	for _, v := range opt.Variants {
 		if _, ok := s.Variants[v]; !ok {
-			return nil, fmt.Errorf("scenario %s has no variant %q; variants: %s", s.Name, v, joinKeys(s.Variants))
+			return nil, fmt.Errorf("scenario %s has no variant %q; variants: %s", s.Name, v, strings.Join(s.VariantNames(), ", "))
 		}
 	}
-	res := &Result{Scenario: s.Name, Profile: opt.Profile, Runtime: r.Runtime.Name(), StartedAt: time.Now().UTC()}
+	res := &result.Result{Scenario: s.Name, Profile: opt.Profile, Runtime: r.Runtime.Name(), StartedAt: time.Now().UTC()}
 	dir := filepath.Join(r.Root, ".state", "results", s.Name+"-"+res.StartedAt.Format("20060102T150405Z"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -109,18 +81,13 @@ func (r *Runner) Run(ctx context.Context, s *Scenario, opt Options) (*Result, er
 		res.Variants = append(res.Variants, *vr)
 	}
 
-	base, err := LoadBaseline(s.Dir)
+	base, err := scenario.LoadBaseline(s.Dir)
 	if err != nil {
 		return nil, err
 	}
-	res.Compared = CompareFixes(s, res.Variants)
-	res.Checks = Judge(s, opt.Profile, res.Variants, res.Compared, base)
-	res.Verdict = "pass"
-	for _, c := range res.Checks {
-		if !c.OK {
-			res.Verdict = "fail"
-		}
-	}
+	res.Compared = judge.CompareFixes(s, res.Variants)
+	res.Checks = judge.Judge(s, opt.Profile, res.Variants, res.Compared, base)
+	res.Verdict = judge.Verdict(res.Checks)
 	if opt.Record {
 		base.Record(opt.Profile, res)
 		if err := base.Save(s.Dir); err != nil {
@@ -132,14 +99,18 @@ func (r *Runner) Run(ctx context.Context, s *Scenario, opt Options) (*Result, er
 	if err := os.WriteFile(res.ResultFile, data, 0o644); err != nil {
 		return nil, err
 	}
+	res.ReportFile = filepath.Join(dir, "report.html")
+	if err := report.WriteFile(res.ReportFile, res, report.Options{}); err != nil {
+		return nil, fmt.Errorf("writing the HTML report: %w", err)
+	}
 	return res, nil
 }
 
 // runVariant measures one variant; calibrated overrides the k6 parameters
 // of the profile and the variant (the calibrated RATE).
-func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, dir string, calibrated map[string]string) (*VariantResult, error) {
+func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, variant, dir string, calibrated map[string]string) (*result.VariantResult, error) {
 	p := s.Load.Profiles[profile]
-	vr := &VariantResult{Variant: variant, Settings: s.SettingsFor(profile, variant)}
+	vr := &result.VariantResult{Variant: variant, Settings: s.SettingsFor(profile, variant)}
 	r.Progress("[%s] bringing up %v with the %s settings", variant, s.Services, variant)
 	if err := r.Runtime.Up(ctx, s.Services, vr.Settings, variant); err != nil {
 		return nil, err
@@ -177,7 +148,7 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 		return nil, err
 	}
 	if warm != nil && s.Expectations.Delivery != nil {
-		vr.Delivery = &DeliveryCount{Sent: int64(warm.Requests), Accepted: int64(warm.Requests)}
+		vr.Delivery = &result.DeliveryCount{Sent: int64(warm.Requests), Accepted: int64(warm.Requests)}
 	}
 
 	r.Progress("[%s] running k6 %s (%s profile)", variant, s.Load.Script, profile)
@@ -188,7 +159,7 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 	}
 	vr.Window.End = time.Now()
 	vr.Load = *sum
-	r.Progress("[%s] k6: %d requests, p50 %s, p95 %s, %.1f%% failed", variant, sum.Requests, ms(sum.P50Ms), ms(sum.P95Ms), 100*sum.Failed)
+	r.Progress("[%s] k6: %d requests, p50 %s, p95 %s, %.1f%% failed", variant, sum.Requests, analyze.FormatMs(sum.P50Ms), analyze.FormatMs(sum.P95Ms), 100*sum.Failed)
 
 	r.Progress("[%s] waiting for the run's traces in Jaeger", variant)
 	traces, err := r.collectTraces(ctx, jc, s.Entrypoint, vr.Window.Start, vr.Window.End, sum.Requests)
@@ -217,7 +188,7 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 	vr.Metrics = metricsOf(sum, vr.Analysis)
 	if d := s.Expectations.Delivery; d != nil {
 		if vr.Delivery == nil {
-			vr.Delivery = &DeliveryCount{}
+			vr.Delivery = &result.DeliveryCount{}
 		}
 		vr.Delivery.Sent += int64(sum.Requests)
 		vr.Delivery.Accepted += int64(math.Round(float64(sum.Requests) * (1 - sum.Failed)))
@@ -235,7 +206,7 @@ func (r *Runner) runVariant(ctx context.Context, s *Scenario, profile, variant, 
 // parameters (loadEnv), so a POST gets its body and a JIT compiler its hot
 // paths; its requests are not measured. It returns nil when the profile has
 // no warm-up.
-func (r *Runner) warmUp(ctx context.Context, s *Scenario, p Profile, loadEnv map[string]string, variant, base, dir string, logFile *os.File) (*k6.Summary, error) {
+func (r *Runner) warmUp(ctx context.Context, s *scenario.Scenario, p scenario.Profile, loadEnv map[string]string, variant, base, dir string, logFile *os.File) (*k6.Summary, error) {
 	if p.Warmup == 0 {
 		return nil, nil
 	}
@@ -263,7 +234,7 @@ func (r *Runner) progressFor(variant string) func(string, ...any) {
 // collectTraces polls Jaeger until it holds a trace for every request of
 // the run and the span count has stopped growing: spans of one trace
 // arrive from several services, each with its own export delay.
-func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep Entrypoint, from, to time.Time, want int) ([]*trace.Trace, error) {
+func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep scenario.Entrypoint, from, to time.Time, want int) ([]*trace.Trace, error) {
 	const limit = 2 * time.Minute
 	deadline := time.Now().Add(limit)
 	lastSpans, stable := -1, 0
@@ -301,18 +272,9 @@ func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep Entryp
 	}
 }
 
-// Matches tells whether a request path or route is the entrypoint's; a path
-// ending in * is a prefix, for loads spread over many routes.
-func (ep Entrypoint) Matches(path string) bool {
-	if prefix, ok := strings.CutSuffix(ep.Path, "*"); ok {
-		return strings.HasPrefix(path, prefix)
-	}
-	return path == ep.Path
-}
-
 // rootedAt keeps the traces whose root span is the entrypoint: those are
 // the requests the load test sent, not probes or background work.
-func rootedAt(traces []*trace.Trace, ep Entrypoint) []*trace.Trace {
+func rootedAt(traces []*trace.Trace, ep scenario.Entrypoint) []*trace.Trace {
 	var out []*trace.Trace
 	for _, t := range traces {
 		r := t.Root
@@ -346,11 +308,4 @@ func metricsOf(s *k6.Summary, rep analyze.Report) map[string]float64 {
 		m["db_calls_per_request"] += w * rq.DBCallsPerTrace
 	}
 	return m
-}
-
-func ms(v float64) string {
-	if v >= 1000 {
-		return fmt.Sprintf("%.2fs", v/1000)
-	}
-	return fmt.Sprintf("%.0fms", v)
 }

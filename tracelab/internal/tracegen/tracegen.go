@@ -1,4 +1,10 @@
-package analyze
+// Package tracegen generates synthetic traces for tests and benchmarks; the
+// tracelab binary never uses it. The shapes copy systems the lab studies:
+// the lab's own catalog service (case study 003: one list call, then one
+// sequential call per item), its batch fix, Jaeger HotROD's dispatch request
+// (a sequential Redis loop in driver and a parallel fan-out to route) and an
+// ORM N+1 (Django/Rails style).
+package tracegen
 
 import (
 	"fmt"
@@ -8,12 +14,6 @@ import (
 
 	"tracelab/pkg/trace"
 )
-
-// This file generates synthetic traces for tests and benchmarks. The shapes
-// copy systems the lab studies: the lab's own catalog service (case study
-// 003: one list call, then one sequential call per item), its batch fix,
-// Jaeger HotROD's dispatch request (a sequential Redis loop in driver and a
-// parallel fan-out to route) and an ORM N+1 (Django/Rails style).
 
 // LabOptions shapes one request of the lab's nplus1 scenario.
 type LabOptions struct {

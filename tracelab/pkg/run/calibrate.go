@@ -1,4 +1,4 @@
-package scenario
+package run
 
 import (
 	"context"
@@ -8,20 +8,14 @@ import (
 	"path/filepath"
 
 	"tracelab/pkg/k6"
+	"tracelab/pkg/result"
+	"tracelab/pkg/scenario"
 )
-
-// Calibrated records how a run sized its open-model load.
-type Calibrated struct {
-	Variant       string  `json:"variant"`
-	ThroughputRPS float64 `json:"throughput_rps"` // what Variant served flat out
-	RateFactor    float64 `json:"rate_factor"`
-	Rate          int     `json:"rate"` // the RATE every variant was offered
-}
 
 // calibrate brings up c.Variant, warms it up, and runs the closed-model
 // probe: c.Env's VUS send requests back to back for DURATION, so the
 // throughput is what the variant serves at full load on this machine, now.
-func (r *Runner) calibrate(ctx context.Context, s *Scenario, profile string, c *Calibration, dir string) (*Calibrated, error) {
+func (r *Runner) calibrate(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Calibration, dir string) (*result.Calibrated, error) {
 	p := s.Load.Profiles[profile]
 	r.Progress("[calibrate] bringing up %v with the %s settings", s.Services, c.Variant)
 	if err := r.Runtime.Up(ctx, s.Services, s.SettingsFor(profile, c.Variant), c.Variant); err != nil {
@@ -57,7 +51,7 @@ func (r *Runner) calibrate(ctx context.Context, s *Scenario, profile string, c *
 	if sum.Failed > 0 || sum.ThroughputRPS <= 0 {
 		return nil, fmt.Errorf("the probe served %.1f req/s with %.0f%% failed; see %s", sum.ThroughputRPS, 100*sum.Failed, logFile.Name())
 	}
-	cal := &Calibrated{Variant: c.Variant, ThroughputRPS: sum.ThroughputRPS, RateFactor: c.RateFactor,
+	cal := &result.Calibrated{Variant: c.Variant, ThroughputRPS: sum.ThroughputRPS, RateFactor: c.RateFactor,
 		Rate: max(1, int(math.Round(c.RateFactor*sum.ThroughputRPS)))}
 	r.Progress("[calibrate] %s serves %.0f req/s flat out: every variant gets RATE=%d (%.2f x)", c.Variant, cal.ThroughputRPS, cal.Rate, c.RateFactor)
 	return cal, nil

@@ -1,27 +1,25 @@
-package scenario
+package report
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"tracelab/pkg/analyze"
+	"tracelab/pkg/result"
 )
 
-// WriteTable prints a run's side-by-side summary, its findings and the
+// WriteTable prints, as text, a run's side-by-side summary, its findings and the
 // verdict's checks.
-func WriteTable(w io.Writer, res *Result) {
+func WriteTable(w io.Writer, res *result.Result) {
 	fmt.Fprintf(w, "\nscenario %s, profile %s, runtime %s\n\n", res.Scenario, res.Profile, res.Runtime)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\trequests\tp50\tp95\treq/s\terrors\tspans/req\tcalls/req\tfindings")
 	for _, v := range res.Variants {
-		ids := findingIDs(v)
-		f := "none"
-		if len(ids) > 0 {
-			f = strings.Join(ids, ", ")
-		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%.1f%%\t%.0f\t%.0f\t%s\n", v.Variant, v.Load.Requests,
-			ms(v.Metrics["p50_ms"]), ms(v.Metrics["p95_ms"]), v.Metrics["throughput_rps"],
-			100*v.Metrics["error_rate"], v.Metrics["spans_per_request"], v.Metrics["calls_per_request"], f)
+			analyze.FormatMs(v.Metrics["p50_ms"]), analyze.FormatMs(v.Metrics["p95_ms"]), v.Metrics["throughput_rps"],
+			100*v.Metrics["error_rate"], v.Metrics["spans_per_request"], v.Metrics["calls_per_request"], findingList(v.Analysis.Findings))
 	}
 	tw.Flush()
 

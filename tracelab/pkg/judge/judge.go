@@ -1,4 +1,8 @@
-package scenario
+// Package judge holds a scenario run to its expectations: the findings
+// that must and must not appear, the ratios between variants, each fix
+// compared with the baseline as `tracelab compare` does, and the recorded
+// baseline.json.
+package judge
 
 import (
 	"fmt"
@@ -9,19 +13,14 @@ import (
 
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
+	"tracelab/pkg/result"
+	"tracelab/pkg/scenario"
 )
-
-// Check is one judged expectation; the run passes when all are OK.
-type Check struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-}
 
 // Fixes are the variants expected to lack a detector that the baseline
 // variant is expected to show, in run order: what `tracelab compare` would
 // be asked to prove against the baseline.
-func Fixes(s *Scenario, measured []VariantResult) []string {
+func Fixes(s *scenario.Scenario, measured []result.VariantResult) []string {
 	shown := map[string]bool{}
 	for _, want := range s.Expectations.Variants["baseline"].Present {
 		shown[want.Detector] = true
@@ -45,41 +44,41 @@ func Fixes(s *Scenario, measured []VariantResult) []string {
 // measured in it, as `tracelab compare --baseline B --candidate F` does
 // with its default thresholds. Without a measured baseline there are no
 // traces to compare with, and no comparisons.
-func CompareFixes(s *Scenario, measured []VariantResult) map[string]compare.Result {
+func CompareFixes(s *scenario.Scenario, measured []result.VariantResult) map[string]compare.Result {
 	out := map[string]compare.Result{}
-	i := slices.IndexFunc(measured, func(v VariantResult) bool { return v.Variant == "baseline" })
+	i := slices.IndexFunc(measured, func(v result.VariantResult) bool { return v.Variant == "baseline" })
 	if i < 0 {
 		return out
 	}
-	base := measured[i].compareInput()
+	base := compareInput(measured[i])
 	for _, name := range Fixes(s, measured) {
-		j := slices.IndexFunc(measured, func(v VariantResult) bool { return v.Variant == name })
-		out[name] = compare.Compare(base, measured[j].compareInput(), compare.DefaultOptions())
+		j := slices.IndexFunc(measured, func(v result.VariantResult) bool { return v.Variant == name })
+		out[name] = compare.Compare(base, compareInput(measured[j]), compare.DefaultOptions())
 	}
 	return out
 }
 
-func (v VariantResult) compareInput() compare.Input {
+func compareInput(v result.VariantResult) compare.Input {
 	return compare.Input{Report: v.Analysis, Durations: v.Durations}
 }
 
 // Judge compares the measured variants with the scenario's expectations,
 // with each other (compared: CompareFixes) and with the recorded baseline
 // of the same profile.
-func Judge(s *Scenario, profile string, measured []VariantResult, compared map[string]compare.Result, base *Baseline) []Check {
-	var checks []Check
-	byName := map[string]VariantResult{}
+func Judge(s *scenario.Scenario, profile string, measured []result.VariantResult, compared map[string]compare.Result, base *scenario.Baseline) []result.Check {
+	var checks []result.Check
+	byName := map[string]result.VariantResult{}
 	for _, v := range measured {
 		byName[v.Variant] = v
 		exp := s.Expectations.Variants[v.Variant]
 		if exp.MaxErrorRate == 0 {
-			checks = append(checks, Check{
+			checks = append(checks, result.Check{
 				Name:   v.Variant + ": every request succeeded",
 				OK:     v.Load.Requests > 0 && v.Load.Failed == 0,
 				Detail: fmt.Sprintf("%d requests, %.1f%% failed", v.Load.Requests, 100*v.Load.Failed),
 			})
 		} else {
-			checks = append(checks, Check{
+			checks = append(checks, result.Check{
 				Name:   fmt.Sprintf("%s: at most %g%% of requests failed", v.Variant, 100*exp.MaxErrorRate),
 				OK:     v.Load.Requests > 0 && v.Load.Failed <= exp.MaxErrorRate,
 				Detail: fmt.Sprintf("%d requests, %.1f%% failed", v.Load.Requests, 100*v.Load.Failed),
@@ -113,14 +112,14 @@ func Judge(s *Scenario, profile string, measured []VariantResult, compared map[s
 // checkComparison holds a fix to the verdict of `tracelab compare` against
 // the baseline, and to having resolved what the baseline was expected to
 // show.
-func checkComparison(s *Scenario, fix string, c compare.Result) Check {
+func checkComparison(s *scenario.Scenario, fix string, c compare.Result) result.Check {
 	var want []string
 	for _, p := range s.Expectations.Variants["baseline"].Present {
 		if slices.Contains(s.Expectations.Variants[fix].Absent, p.Detector) {
 			want = append(want, p.Detector)
 		}
 	}
-	check := Check{Name: fmt.Sprintf("%s against baseline (tracelab compare): %s resolved, nothing worse", fix, strings.Join(want, ", "))}
+	check := result.Check{Name: fmt.Sprintf("%s against baseline (tracelab compare): %s resolved, nothing worse", fix, strings.Join(want, ", "))}
 	resolved := map[string]bool{}
 	var names []string
 	for _, f := range c.Resolved {
@@ -153,10 +152,10 @@ func listOrNone(s []string) string {
 
 // checkObjective judges the scenario's objective for one variant: a
 // baseline is expected to break it, a fix to meet it.
-func checkObjective(v VariantResult, o Objective, want string) Check {
+func checkObjective(v result.VariantResult, o scenario.Objective, want string) result.Check {
 	got := v.Metrics[o.Metric]
 	met := got <= o.Max
-	c := Check{Name: fmt.Sprintf("%s: objective %s ≤ %g %s", v.Variant, o.Metric, o.Max, want)}
+	c := result.Check{Name: fmt.Sprintf("%s: objective %s ≤ %g %s", v.Variant, o.Metric, o.Max, want)}
 	c.OK = met == (want == "met")
 	verdict := "met"
 	if !met {
@@ -167,8 +166,8 @@ func checkObjective(v VariantResult, o Objective, want string) Check {
 }
 
 // checkDelivery fails a variant that lost an accepted event.
-func checkDelivery(v VariantResult, d *Delivery) Check {
-	c := Check{Name: fmt.Sprintf("%s: nothing lost (accepted ≤ stored by %s)", v.Variant, d.Service)}
+func checkDelivery(v result.VariantResult, d *scenario.Delivery) result.Check {
+	c := result.Check{Name: fmt.Sprintf("%s: nothing lost (accepted ≤ stored by %s)", v.Variant, d.Service)}
 	if v.Delivery == nil {
 		c.Detail = "not counted"
 		return c
@@ -187,8 +186,8 @@ func checkDelivery(v VariantResult, d *Delivery) Check {
 	return c
 }
 
-func checkPresent(v VariantResult, want FindingExpectation) Check {
-	c := Check{Name: fmt.Sprintf("%s: %s found", v.Variant, want.Detector)}
+func checkPresent(v result.VariantResult, want scenario.FindingExpectation) result.Check {
+	c := result.Check{Name: fmt.Sprintf("%s: %s found", v.Variant, want.Detector)}
 	var candidates []string
 	for _, f := range v.Analysis.Findings {
 		if f.Detector != want.Detector || (want.Service != "" && f.Service != want.Service) {
@@ -211,8 +210,8 @@ func checkPresent(v VariantResult, want FindingExpectation) Check {
 	return c
 }
 
-func checkAbsent(v VariantResult, id string) Check {
-	c := Check{Name: fmt.Sprintf("%s: no %s", v.Variant, id), OK: true, Detail: "none found"}
+func checkAbsent(v result.VariantResult, id string) result.Check {
+	c := result.Check{Name: fmt.Sprintf("%s: no %s", v.Variant, id), OK: true, Detail: "none found"}
 	for _, f := range v.Analysis.Findings {
 		if f.Detector == id {
 			c.OK, c.Detail = false, "found: "+describe(f)
@@ -224,9 +223,9 @@ func checkAbsent(v VariantResult, id string) Check {
 
 // checkAgainstRecord guards against a pathology that silently stops
 // reproducing: the same findings as recorded, and the same request shape.
-func checkAgainstRecord(v VariantResult, rec RecordedVariant, tol float64) []Check {
-	got := findingIDs(v)
-	checks := []Check{{
+func checkAgainstRecord(v result.VariantResult, rec scenario.RecordedVariant, tol float64) []result.Check {
+	got := result.FindingIDs(v.Analysis.Findings)
+	checks := []result.Check{{
 		Name:   v.Variant + ": same findings as baseline.json",
 		OK:     slices.Equal(got, rec.Findings),
 		Detail: fmt.Sprintf("now %v, recorded %v", got, rec.Findings),
@@ -237,7 +236,7 @@ func checkAgainstRecord(v VariantResult, rec RecordedVariant, tol float64) []Che
 	for _, m := range []string{"calls_per_request", "spans_per_request"} {
 		now, was := v.Metrics[m], rec.Metrics[m]
 		drift := math.Abs(now-was) / math.Max(was, 1)
-		checks = append(checks, Check{
+		checks = append(checks, result.Check{
 			Name:   fmt.Sprintf("%s: %s within %.0f%% of baseline.json", v.Variant, m, 100*tol),
 			OK:     drift <= tol,
 			Detail: fmt.Sprintf("now %.1f, recorded %.1f", now, was),
@@ -249,8 +248,8 @@ func checkAgainstRecord(v VariantResult, rec RecordedVariant, tol float64) []Che
 // checkRatio takes a variant's value from this run, or from baseline.json
 // when the variant was not run: that is how a fix alone is validated
 // against the recorded baseline.
-func checkRatio(r Ratio, profile string, measured map[string]VariantResult, base *Baseline) Check {
-	c := Check{Name: fmt.Sprintf("%s(%s) / %s(%s) ≥ %g", r.Metric, r.Numerator, r.Metric, r.Denominator, r.Min)}
+func checkRatio(r scenario.Ratio, profile string, measured map[string]result.VariantResult, base *scenario.Baseline) result.Check {
+	c := result.Check{Name: fmt.Sprintf("%s(%s) / %s(%s) ≥ %g", r.Metric, r.Numerator, r.Metric, r.Denominator, r.Min)}
 	value := func(variant string) (float64, string, bool) {
 		if v, ok := measured[variant]; ok {
 			return v.Metrics[r.Metric], "now", true
@@ -284,4 +283,14 @@ func describe(f detect.Finding) string {
 		s += fmt.Sprintf(", %.0f%% of parent", 100*f.ShareOfParent)
 	}
 	return s + fmt.Sprintf(", %.0f%% of critical path", 100*f.ShareOfCriticalPath)
+}
+
+// Verdict is "pass" when every check holds, else "fail".
+func Verdict(checks []result.Check) string {
+	for _, c := range checks {
+		if !c.OK {
+			return "fail"
+		}
+	}
+	return "pass"
 }
