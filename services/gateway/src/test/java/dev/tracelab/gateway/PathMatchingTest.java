@@ -11,6 +11,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.mock.env.MockEnvironment;
 
 import dev.tracelab.gateway.PathMatching.Strategy;
+import dev.tracelab.settings.InvalidSettingException;
+import dev.tracelab.settings.spring.InvalidSettingAnalyzer;
 
 class PathMatchingTest {
 
@@ -43,7 +45,7 @@ class PathMatchingTest {
         assertThatThrownBy(() -> new SpringApplicationBuilder(GatewayApplication.class)
                 .run("--server.port=0", "--GATEWAY_PATH_MATCHING=x"))
                 .satisfies(failure -> {
-                    FailureAnalysis analysis = new InvalidSettingException.Analyzer().analyze(failure);
+                    FailureAnalysis analysis = new InvalidSettingAnalyzer().analyze(failure);
                     assertThat(analysis).isNotNull();
                     assertThat(analysis.getDescription())
                             .isEqualTo("GATEWAY_PATH_MATCHING must be 'ant' or 'path-pattern', got 'x'");
