@@ -22,26 +22,32 @@ class SettingsTest {
     }
 
     @Test
-    void customerClientModes() {
-        assertEquals(CustomerClient.Mode.BLOCKING_ON_EVENT_LOOP, read(Map.of("ORDERS_CUSTOMER_CLIENT", "blocking-on-event-loop")).customerClient());
-        assertEquals(CustomerClient.Mode.REACTIVE, read(Map.of("ORDERS_CUSTOMER_CLIENT", " Reactive ")).customerClient());
-        assertEquals(CustomerClient.Mode.VIRTUAL_THREADS, read(Map.of("ORDERS_CUSTOMER_CLIENT", "virtual-threads")).customerClient());
-        var e = assertThrows(InvalidSettingException.class, () -> read(Map.of("ORDERS_CUSTOMER_CLIENT", "async")));
-        assertEquals("ORDERS_CUSTOMER_CLIENT must be 'blocking-on-event-loop', 'reactive' or 'virtual-threads', got 'async'", e.getMessage());
+    void everyModeIsReadFromItsLabel() {
+        for (CustomerClient.Mode m : CustomerClient.Mode.values()) {
+            assertEquals(m, read(Map.of("ORDERS_CUSTOMER_CLIENT", " " + m.label().toUpperCase() + " ")).customerClient());
+        }
+        for (OrderWriter.Mode m : OrderWriter.Mode.values()) {
+            assertEquals(m, read(Map.of("ORDERS_PERSISTENCE", m.label())).persistence());
+        }
+        assertEquals("blocking-on-event-loop", CustomerClient.Mode.BLOCKING_ON_EVENT_LOOP.label());
+        assertEquals("single-round-trip", OrderWriter.Mode.SINGLE_ROUND_TRIP.label());
     }
 
     @Test
-    void persistenceModes() {
-        assertEquals(OrderWriter.Mode.CHATTY, read(Map.of("ORDERS_PERSISTENCE", "chatty")).persistence());
-        assertEquals(OrderWriter.Mode.SINGLE_ROUND_TRIP, read(Map.of("ORDERS_PERSISTENCE", "single-round-trip")).persistence());
-        var e = assertThrows(InvalidSettingException.class, () -> read(Map.of("ORDERS_PERSISTENCE", "batched")));
-        assertEquals("ORDERS_PERSISTENCE must be 'chatty' or 'single-round-trip', got 'batched'", e.getMessage());
+    void anUnknownModeIsRefusedWithTheChoices() {
+        assertRefused("ORDERS_CUSTOMER_CLIENT", "async",
+                "ORDERS_CUSTOMER_CLIENT must be 'blocking-on-event-loop', 'reactive' or 'virtual-threads', got 'async'");
+        assertRefused("ORDERS_PERSISTENCE", "batched", "ORDERS_PERSISTENCE must be 'chatty' or 'single-round-trip', got 'batched'");
     }
 
     @Test
     void invoiceRounds() {
         assertEquals(1, read(Map.of("ORDERS_INVOICE_ROUNDS", "1")).invoiceRounds());
-        var e = assertThrows(InvalidSettingException.class, () -> read(Map.of("ORDERS_INVOICE_ROUNDS", "0")));
-        assertEquals("ORDERS_INVOICE_ROUNDS must be a whole number from 1 to 10000000, got '0'", e.getMessage());
+        assertRefused("ORDERS_INVOICE_ROUNDS", "0", "ORDERS_INVOICE_ROUNDS must be a whole number from 1 to 10000000, got '0'");
+    }
+
+    private static void assertRefused(String name, String value, String message) {
+        var e = assertThrows(InvalidSettingException.class, () -> read(Map.of(name, value)));
+        assertEquals(message, e.getMessage());
     }
 }
