@@ -11,6 +11,8 @@ import org.springframework.core.env.Environment;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.web.client.RestClient;
 
+import dev.tracelab.settings.spring.SpringSettings;
+
 /**
  * The service with the pathology of the nplus1 scenario: it answers
  * GET /catalog/summary from the pricing service, fetching prices the way
@@ -28,7 +30,7 @@ public class CatalogApplication {
 
     @Bean
     CatalogSettings catalogSettings(Environment environment) {
-        return CatalogSettings.from(environment);
+        return CatalogSettings.from(SpringSettings.of(environment));
     }
 
     @Bean

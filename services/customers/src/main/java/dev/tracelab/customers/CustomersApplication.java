@@ -11,6 +11,9 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 
+import dev.tracelab.settings.Settings;
+import dev.tracelab.settings.spring.SpringSettings;
+
 /**
  * Service B of case study 000: orders asks it who a customer is before storing an
  * order. The case's trace shows a Spring Boot answer ("HTTP/1.1 200", "Vary: Origin")
@@ -33,7 +36,7 @@ public class CustomersApplication {
     private final CustomersSettings settings;
 
     CustomersApplication(org.springframework.core.env.Environment env) {
-        this.settings = CustomersSettings.from(env);
+        this.settings = CustomersSettings.from(SpringSettings.of(env));
     }
 
     public static void main(String[] args) {
@@ -56,28 +59,12 @@ public class CustomersApplication {
         return ProblemDetail.forStatusAndDetail(HttpStatus.NOT_FOUND, e.getMessage());
     }
 
-    /** Startup settings, read under their environment variable names. */
+    /** Startup settings. */
     record CustomersSettings(int count, Duration latency) {
 
-        static CustomersSettings from(org.springframework.core.env.PropertyResolver env) {
-            return new CustomersSettings(number(env, "CUSTOMERS_COUNT", 1000, 10_000_000),
-                    Duration.ofMillis(number(env, "CUSTOMERS_LATENCY_MS", 4, 60_000)));
-        }
-
-        private static int number(org.springframework.core.env.PropertyResolver env, String name, int fallback, int max) {
-            String raw = env.getProperty(name, "").strip();
-            if (raw.isEmpty()) {
-                return fallback;
-            }
-            try {
-                int value = Integer.parseInt(raw);
-                if (value >= 0 && value <= max) {
-                    return value;
-                }
-            } catch (NumberFormatException ignored) {
-                // reported below, with the variable's name
-            }
-            throw new IllegalArgumentException("%s must be a whole number from 0 to %d, got '%s'".formatted(name, max, raw));
+        static CustomersSettings from(Settings settings) {
+            return new CustomersSettings(settings.wholeNumber("CUSTOMERS_COUNT", 1000, 0, 10_000_000),
+                    settings.millis("CUSTOMERS_LATENCY_MS", 4, 0, 60_000));
         }
     }
 }

@@ -1,6 +1,5 @@
 package dev.tracelab.gateway;
 
-import java.util.Locale;
 import java.util.Map;
 
 import org.springframework.boot.EnvironmentPostProcessor;
@@ -8,6 +7,9 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.PropertyResolver;
+
+import dev.tracelab.settings.Settings;
+import dev.tracelab.settings.spring.SpringSettings;
 
 /**
  * How Spring MVC matches a request path against the route table: the pathology of
@@ -37,34 +39,23 @@ public class PathMatching implements EnvironmentPostProcessor {
     static final String SPRING_PROPERTY = "spring.mvc.pathmatch.matching-strategy";
 
     public enum Strategy {
-        ANT("ant", "ant_path_matcher"),
-        PATH_PATTERN("path-pattern", "path_pattern_parser");
+        ANT("ant_path_matcher"),
+        PATH_PATTERN("path_pattern_parser");
 
-        private final String setting;
         private final String springValue;
 
-        Strategy(String setting, String springValue) {
-            this.setting = setting;
+        Strategy(String springValue) {
             this.springValue = springValue;
         }
 
+        /** How GATEWAY_PATH_MATCHING spells it. */
         public String setting() {
-            return setting;
+            return Settings.label(this);
         }
 
         // AntPathMatcher by default: this service exists to show the pathology.
         public static Strategy from(PropertyResolver env) {
-            String raw = env.getProperty(SETTING, "").strip();
-            if (raw.isEmpty()) {
-                return ANT;
-            }
-            for (Strategy s : values()) {
-                if (s.setting.equals(raw.toLowerCase(Locale.ROOT))) {
-                    return s;
-                }
-            }
-            throw new InvalidSettingException(
-                    "%s must be 'ant' or 'path-pattern', got '%s'".formatted(SETTING, raw));
+            return SpringSettings.of(env).oneOf(SETTING, ANT);
         }
     }
 

@@ -17,6 +17,8 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Component;
 
+import dev.tracelab.settings.spring.SpringSettings;
+
 /**
  * Publishes an event and waits for the broker's acknowledgement, never longer
  * than the publish timeout: a blocked send() (no metadata, no buffer memory)
@@ -36,7 +38,7 @@ class EventPublisher implements DisposableBean {
     private final KafkaProducer<String, byte[]> producer;
 
     EventPublisher(Environment env) {
-        this.settings = IngestSettings.from(env);
+        this.settings = IngestSettings.from(SpringSettings.of(env));
         this.producer = new KafkaProducer<>(config(settings), new StringSerializer(), new ByteArraySerializer());
     }
 

@@ -4,22 +4,25 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import org.springframework.core.env.PropertyResolver;
+import dev.tracelab.settings.InvalidSettingException;
+import dev.tracelab.settings.Settings;
 
-/** Startup settings, read under their environment variable names. */
+/** Startup settings. */
 record IngestSettings(ProducerProfile profile, Map<String, String> overrides, String bootstrapServers, String topic,
         Duration publishTimeout, int maxEventBytes) {
 
-    static IngestSettings from(PropertyResolver env) {
+    private static final String OVERRIDES = "INGEST_PRODUCER_OVERRIDES";
+
+    static IngestSettings from(Settings settings) {
         return new IngestSettings(
-                ProducerProfile.parse(env.getProperty("INGEST_PRODUCER_PROFILE", "tuned").strip()),
-                overrides(env.getProperty("INGEST_PRODUCER_OVERRIDES", "")),
+                settings.oneOf("INGEST_PRODUCER_PROFILE", ProducerProfile.TUNED),
+                overrides(settings.text(OVERRIDES, "")),
                 // Through toxiproxy's kafka proxy by default, so every produce
                 // round trip pays KAFKA_LATENCY_MS, as over a network.
-                env.getProperty("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:" + env.getProperty("KAFKA_PROXY_PORT", "19095")).strip(),
-                env.getProperty("INGEST_TOPIC", "events").strip(),
-                Duration.ofMillis(number(env, "INGEST_PUBLISH_TIMEOUT_MS", 5000, 100, 60_000)),
-                number(env, "INGEST_MAX_EVENT_BYTES", 4096, 64, 1_000_000));
+                settings.text("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:" + settings.text("KAFKA_PROXY_PORT", "19095")),
+                settings.text("INGEST_TOPIC", "events"),
+                settings.millis("INGEST_PUBLISH_TIMEOUT_MS", 5000, 100, 60_000),
+                settings.wholeNumber("INGEST_MAX_EVENT_BYTES", 4096, 64, 1_000_000));
     }
 
     /**
@@ -36,29 +39,14 @@ record IngestSettings(ProducerProfile profile, Map<String, String> overrides, St
             String[] kv = pair.split("=", 2);
             String key = kv[0].strip();
             if (kv.length != 2 || key.isEmpty() || kv[1].isBlank()) {
-                throw new IllegalArgumentException("INGEST_PRODUCER_OVERRIDES must be name=value pairs separated by commas, got '%s'".formatted(pair));
+                throw new InvalidSettingException(OVERRIDES, pair.strip(), "name=value pairs separated by commas");
             }
             if (key.equals("acks") || key.equals("enable.idempotence")) {
-                throw new IllegalArgumentException("INGEST_PRODUCER_OVERRIDES cannot change %s: both profiles are acks=all and idempotent".formatted(key));
+                throw new InvalidSettingException(OVERRIDES, pair.strip(),
+                        "producer settings other than acks and enable.idempotence (both profiles are acks=all and idempotent)");
             }
             out.put(key, kv[1].strip());
         }
         return out;
-    }
-
-    private static int number(PropertyResolver env, String name, int fallback, int min, int max) {
-        String raw = env.getProperty(name, "").strip();
-        if (raw.isEmpty()) {
-            return fallback;
-        }
-        try {
-            int value = Integer.parseInt(raw);
-            if (value >= min && value <= max) {
-                return value;
-            }
-        } catch (NumberFormatException ignored) {
-            // reported below, with the variable's name
-        }
-        throw new IllegalArgumentException("%s must be a whole number from %d to %d, got '%s'".formatted(name, min, max, raw));
     }
 }

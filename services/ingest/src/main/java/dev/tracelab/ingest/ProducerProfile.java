@@ -4,6 +4,8 @@ import java.util.Map;
 
 import org.apache.kafka.clients.producer.ProducerConfig;
 
+import dev.tracelab.settings.Settings;
+
 /**
  * The two producer configurations the kafka-batching scenario compares
  * (INGEST_PRODUCER_PROFILE). Both are durable: acks=all and idempotence, so an
@@ -61,16 +63,6 @@ enum ProducerProfile {
 
     /** small-batches or tuned, as INGEST_PRODUCER_PROFILE spells it. */
     String label() {
-        return name().toLowerCase().replace('_', '-');
-    }
-
-    static ProducerProfile parse(String raw) {
-        for (ProducerProfile p : values()) {
-            if (p.label().equals(raw)) {
-                return p;
-            }
-        }
-        throw new IllegalArgumentException(
-                "INGEST_PRODUCER_PROFILE must be small-batches or tuned, got '%s'".formatted(raw));
+        return Settings.label(this);
     }
 }

@@ -6,13 +6,13 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tracelab.orders.Model.Customer;
+import dev.tracelab.settings.Settings;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
@@ -39,18 +39,8 @@ public class CustomerClient {
     public enum Mode {
         BLOCKING_ON_EVENT_LOOP, REACTIVE, VIRTUAL_THREADS;
 
-        static Mode parse(String value) {
-            for (Mode m : values()) {
-                if (m.label().equals(value.trim().toLowerCase(Locale.ROOT))) {
-                    return m;
-                }
-            }
-            throw new IllegalArgumentException(
-                    "ORDERS_CUSTOMER_CLIENT must be 'blocking-on-event-loop', 'reactive' or 'virtual-threads', got '" + value + "'");
-        }
-
         String label() {
-            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+            return Settings.label(this);
         }
     }
 
@@ -69,10 +59,9 @@ public class CustomerClient {
     private final ExecutorService virtualThreads =
             Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("customers-call-", 0).factory());
 
-    CustomerClient(@ConfigProperty(name = "ORDERS_CUSTOMER_CLIENT", defaultValue = "blocking-on-event-loop") String mode,
-            @ConfigProperty(name = "quarkus.rest-client.customers.url") String url,
+    CustomerClient(OrdersSettings settings, @ConfigProperty(name = "quarkus.rest-client.customers.url") String url,
             @RestClient CustomersApi api, ObjectMapper json, OpenTelemetry otel) {
-        this.mode = Mode.parse(mode);
+        this.mode = settings.customerClient();
         this.base = URI.create(url.replaceAll("/$", "") + "/");
         this.api = api;
         this.json = json;

@@ -17,7 +17,6 @@ import dev.tracelab.orders.Model.Invoice;
 import dev.tracelab.orders.Model.Line;
 import dev.tracelab.orders.Model.Order;
 import jakarta.enterprise.context.ApplicationScoped;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
  * GET /orders/{id}: one query, then CPU work. The case's GET was bound by CPU
@@ -32,12 +31,9 @@ public class OrderReader {
     private final DataSource db;
     private final int rounds;
 
-    OrderReader(DataSource db, @ConfigProperty(name = "ORDERS_INVOICE_ROUNDS", defaultValue = "2000") int rounds) {
-        if (rounds < 1 || rounds > 10_000_000) {
-            throw new IllegalArgumentException("ORDERS_INVOICE_ROUNDS must be between 1 and 10000000, got " + rounds);
-        }
+    OrderReader(DataSource db, OrdersSettings settings) {
         this.db = db;
-        this.rounds = rounds;
+        this.rounds = settings.invoiceRounds();
     }
 
     public Invoice invoice(long id) {

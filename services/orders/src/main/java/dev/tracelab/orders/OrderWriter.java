@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.stream.IntStream;
 
@@ -19,8 +18,8 @@ import dev.tracelab.orders.Model.Customer;
 import dev.tracelab.orders.Model.Line;
 import dev.tracelab.orders.Model.NewOrder;
 import dev.tracelab.orders.Model.Order;
+import dev.tracelab.settings.Settings;
 import jakarta.enterprise.context.ApplicationScoped;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
@@ -35,17 +34,8 @@ public class OrderWriter {
     public enum Mode {
         CHATTY, SINGLE_ROUND_TRIP;
 
-        static Mode parse(String value) {
-            for (Mode m : values()) {
-                if (m.label().equals(value.trim().toLowerCase(Locale.ROOT))) {
-                    return m;
-                }
-            }
-            throw new IllegalArgumentException("ORDERS_PERSISTENCE must be 'chatty' or 'single-round-trip', got '" + value + "'");
-        }
-
         String label() {
-            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+            return Settings.label(this);
         }
     }
 
@@ -55,9 +45,9 @@ public class OrderWriter {
     private final DataSource db;
     private final Mode mode;
 
-    OrderWriter(DataSource db, @ConfigProperty(name = "ORDERS_PERSISTENCE", defaultValue = "chatty") String mode) {
+    OrderWriter(DataSource db, OrdersSettings settings) {
         this.db = db;
-        this.mode = Mode.parse(mode);
+        this.mode = settings.persistence();
         log.infof("Persisting orders with ORDERS_PERSISTENCE=%s", this.mode.label());
     }
 

@@ -2,27 +2,52 @@ package dev.tracelab.orders;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Map;
+
+import dev.tracelab.settings.InvalidSettingException;
+import dev.tracelab.settings.Settings;
 import org.junit.jupiter.api.Test;
 
-/** The two mode settings: their values, and a typo stopping the service with the variable's name. */
+/** The settings: their values and defaults, and a typo refused with the variable's name. */
 class SettingsTest {
 
-    @Test
-    void customerClientModes() {
-        assertEquals(CustomerClient.Mode.BLOCKING_ON_EVENT_LOOP, CustomerClient.Mode.parse("blocking-on-event-loop"));
-        assertEquals(CustomerClient.Mode.REACTIVE, CustomerClient.Mode.parse(" Reactive "));
-        assertEquals(CustomerClient.Mode.VIRTUAL_THREADS, CustomerClient.Mode.parse("virtual-threads"));
-        var e = assertThrows(IllegalArgumentException.class, () -> CustomerClient.Mode.parse("async"));
-        assertTrue(e.getMessage().startsWith("ORDERS_CUSTOMER_CLIENT must be"), e.getMessage());
+    private static OrdersSettings read(Map<String, String> env) {
+        return OrdersSettings.from(new Settings(env::get));
     }
 
     @Test
-    void persistenceModes() {
-        assertEquals(OrderWriter.Mode.CHATTY, OrderWriter.Mode.parse("chatty"));
-        assertEquals(OrderWriter.Mode.SINGLE_ROUND_TRIP, OrderWriter.Mode.parse("single-round-trip"));
-        var e = assertThrows(IllegalArgumentException.class, () -> OrderWriter.Mode.parse("batched"));
-        assertTrue(e.getMessage().startsWith("ORDERS_PERSISTENCE must be"), e.getMessage());
+    void defaultsAreThePathologies() {
+        assertEquals(new OrdersSettings(CustomerClient.Mode.BLOCKING_ON_EVENT_LOOP, OrderWriter.Mode.CHATTY, 2000), read(Map.of()));
+    }
+
+    @Test
+    void everyModeIsReadFromItsLabel() {
+        for (CustomerClient.Mode m : CustomerClient.Mode.values()) {
+            assertEquals(m, read(Map.of("ORDERS_CUSTOMER_CLIENT", " " + m.label().toUpperCase() + " ")).customerClient());
+        }
+        for (OrderWriter.Mode m : OrderWriter.Mode.values()) {
+            assertEquals(m, read(Map.of("ORDERS_PERSISTENCE", m.label())).persistence());
+        }
+        assertEquals("blocking-on-event-loop", CustomerClient.Mode.BLOCKING_ON_EVENT_LOOP.label());
+        assertEquals("single-round-trip", OrderWriter.Mode.SINGLE_ROUND_TRIP.label());
+    }
+
+    @Test
+    void anUnknownModeIsRefusedWithTheChoices() {
+        assertRefused("ORDERS_CUSTOMER_CLIENT", "async",
+                "ORDERS_CUSTOMER_CLIENT must be 'blocking-on-event-loop', 'reactive' or 'virtual-threads', got 'async'");
+        assertRefused("ORDERS_PERSISTENCE", "batched", "ORDERS_PERSISTENCE must be 'chatty' or 'single-round-trip', got 'batched'");
+    }
+
+    @Test
+    void invoiceRounds() {
+        assertEquals(1, read(Map.of("ORDERS_INVOICE_ROUNDS", "1")).invoiceRounds());
+        assertRefused("ORDERS_INVOICE_ROUNDS", "0", "ORDERS_INVOICE_ROUNDS must be a whole number from 1 to 10000000, got '0'");
+    }
+
+    private static void assertRefused(String name, String value, String message) {
+        var e = assertThrows(InvalidSettingException.class, () -> read(Map.of(name, value)));
+        assertEquals(message, e.getMessage());
     }
 }

@@ -6,6 +6,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.PropertySource;
 import org.springframework.core.env.Environment;
 
+import dev.tracelab.settings.spring.SpringSettings;
+
 /**
  * The downstream API of the nplus1 scenario: an item list, and a price per item
  * that can be asked for one id at a time or for many ids in one call.
@@ -22,6 +24,6 @@ public class PricingApplication {
 
     @Bean
     PricingSettings pricingSettings(Environment environment) {
-        return PricingSettings.from(environment);
+        return PricingSettings.from(SpringSettings.of(environment));
     }
 }
