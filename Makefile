@@ -8,20 +8,22 @@ STATE    := $(CURDIR)/.state
 TRACELAB := $(STATE)/bin/tracelab
 TOOLS    := $(STATE)/tools.env
 TEST_TOOLS := $(STATE)/tools-test.env
-# make scenario-NAME runs the case's magnitude; CI uses the smoke profile.
-PROFILE  ?= full
+# PROFILE (smoke or full) is passed on only when set: the default profile
+# is tracelab's (tracelab scenario run --help).
 VARIANT  ?= both
 RUNTIME  ?= local
 export RUNTIME
 
 GO_SOURCES   := $(shell find tracelab -name '*.go' -o -name '*.json' -o -name 'go.mod' -o -name 'go.sum' 2>/dev/null)
-SERVICES     := $(notdir $(patsubst %/pom.xml,%,$(wildcard services/*/pom.xml)))
+# A service is a folder of services/ with a service.yaml, its description
+# (README.md, "Adding a service"); a shared library there has none.
+SERVICES     := $(notdir $(patsubst %/service.yaml,%,$(wildcard services/*/service.yaml)))
 SERVICE_JARS := $(foreach s,$(SERVICES),services/$(s)/target/$(s).jar)
 JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -name '*.java' -o -name 'pom.xml' -o -name '*.properties' -o -name '*.yaml' -o -name '*.sql' \) -print 2>/dev/null)
 # A recipe prefix: the services need a JDK >= 21, which may not be the default.
 MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f services/pom.xml
 
-.PHONY: help tools tools-test build up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
+.PHONY: help tools tools-test build generate up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
 .PHONY: tools-bench bench-detect
 .PHONY: tools-k8s test-k8s images kind-load kind-up kind-down eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
@@ -31,7 +33,7 @@ help: ## list the targets
 	@echo "Trace Pathology Lab — make <target>"
 	@grep -hE '^[a-zA-Z%_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
 	@echo
-	@echo "  scenarios: $(notdir $(wildcard scenarios/*))   (PROFILE=full|smoke VARIANT=both|baseline|fixed KEEP=1)"
+	@echo "  scenarios: $(notdir $(wildcard scenarios/*))   (PROFILE=smoke|full VARIANT=both|baseline|fixed KEEP=1)"
 
 # Always runs: with everything cached it only checks, in about a second.
 tools: ## build or fetch the pinned tools a scenario run needs into ~/.cache/tracelab (once per version; no root)
@@ -51,6 +53,9 @@ $(SERVICE_JARS) &: $(JAVA_SOURCES)
 
 build: $(TRACELAB) $(SERVICE_JARS) ## build tracelab and the services
 
+generate: $(TRACELAB) ## write the services' local processes, Kubernetes manifests and ports from services/*/service.yaml
+	$(TRACELAB) generate
+
 up: tools build ## start the telemetry stack and every service
 	$(TRACELAB) up
 
@@ -64,12 +69,13 @@ logs: $(TRACELAB) ## follow the logs of every process (Ctrl-C to stop)
 	@$(TRACELAB) logs
 
 scenario-%: tools build ## reproduce a pathology, analyze its traces, run the fix and judge it
-	$(TRACELAB) scenario run $* --profile $(PROFILE) --variant $(VARIANT) $(if $(KEEP),--keep)
+	$(TRACELAB) scenario run $* $(if $(PROFILE),--profile $(PROFILE)) --variant $(VARIANT) $(if $(KEEP),--keep)
 
 test: tools tools-test build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, offline Kubernetes checks, end-to-end smoke runs
 
 test-static: tools $(TRACELAB)
-	@echo "==> static checks: k6 scripts and scenario files"
+	@echo "==> static checks: k6 scripts, scenario files, generated files"
+	$(TRACELAB) generate --check
 	@source $(TOOLS); for s in loadtests/*.js; do "$$K6_BIN" inspect -e TARGET=http://127.0.0.1:1 "$$s" >/dev/null && echo "k6 inspect $$s: ok"; done
 	$(TRACELAB) scenario validate
 
@@ -138,18 +144,21 @@ tools-k8s: ## build or fetch the offline Kubernetes check tools (kustomize, kube
 
 test-k8s: tools-k8s ## offline checks of k8s/ and infra/terraform: no cluster, no container engine
 	@echo "==> k8s overlays: kustomize render, strict schemas (Kubernetes $$(source $(K8S_TOOLS) && echo $$K8S_VERSION)), security policy, cross-checks"
-	cd tracelab && TRACELAB_K8S_CHECKS=1 go test -count=1 ./pkg/manifests
+	cd tracelab && TRACELAB_K8S_CHECKS=1 go test -count=1 ./internal/manifests
 	@echo "==> infra/terraform: fmt -check (OpenTofu's formatter) and tflint"
 	@# fmt reads no CLI configuration; one named by TF_CLI_CONFIG_FILE but missing would only add warnings.
 	@source $(K8S_TOOLS); TF_CLI_CONFIG_FILE=/dev/null "$$TOFU_BIN" fmt -check -recursive -diff infra/terraform && echo "fmt: ok"
 	@source $(K8S_TOOLS); cd infra/terraform && "$$TFLINT_BIN" --no-color && echo "tflint: ok"
 
-images: ## build the services' images tracelab/<service>:IMAGE_TAG (default dev; needs docker)
+# One recipe per framework (services/images/<framework>.Dockerfile); each
+# service's framework and port come from its description (tracelab services).
+images: $(TRACELAB) ## build the services' images tracelab/<service>:IMAGE_TAG (default dev; needs docker)
 	@$(call need,$(DOCKER),install Docker or set DOCKER=podman)
 	@$(DOCKER) info >/dev/null 2>&1 || { echo "images: cannot reach the $(DOCKER) daemon; start it" >&2; exit 3; }
-	@source infra/local/versions.env; for s in $(SERVICES); do \
-	  echo "==> image tracelab/$$s:$(IMAGE_TAG)"; \
-	  $(DOCKER) build -f services/$$s/Dockerfile --build-arg OTEL_JAVAAGENT_VERSION=$$OTEL_JAVAAGENT_VERSION -t tracelab/$$s:$(IMAGE_TAG) services; \
+	@source infra/local/versions.env; $(TRACELAB) services | while read -r s framework port; do \
+	  echo "==> image tracelab/$$s:$(IMAGE_TAG) ($$framework)"; \
+	  $(DOCKER) build -f services/images/$$framework.Dockerfile --build-arg SERVICE=$$s --build-arg PORT=$$port \
+	    --build-arg OTEL_JAVAAGENT_VERSION=$$OTEL_JAVAAGENT_VERSION -t tracelab/$$s:$(IMAGE_TAG) services </dev/null; \
 	done
 
 kind-load: ## load the services' images into the kind cluster
@@ -202,7 +211,7 @@ eks-push: ## push the services' images to the lab's ECR repositories
 eks-deploy: tools-k8s ## apply the eks overlay with the ECR registry and wait until ready
 	@k8s/gen-secrets.sh
 	@registry=$$($(TERRAFORM) -chdir=infra/terraform output -raw ecr_registry); \
-	$(RENDER) k8s/overlays/eks | sed "s#image: ECR_REGISTRY/#image: $$registry/#" | kubectl --context $(EKS_CONTEXT) apply -f -
+	$(RENDER) k8s/overlays/eks | sed "s#image: tracelab/#image: $$registry/tracelab/#" | kubectl --context $(EKS_CONTEXT) apply -f -
 	@$(MAKE) --no-print-directory k8s-wait CONTEXT=$(EKS_CONTEXT)
 	@echo "eks: ready. RUNTIME=eks make scenario-nplus1 (tracelab port-forwards); make eks-down removes everything"
 

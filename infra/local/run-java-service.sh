@@ -1,32 +1,19 @@
 #!/usr/bin/env bash
-# Starts one of the lab's Java services as a plain process, instrumented with
-# OpenTelemetry. The variant's startup settings arrive in
+# Starts one of the lab's Java services as a plain process. Its process in
+# infra/local/services.process-compose.yaml (generated from
+# services/<service>/service.yaml) gives it SERVICE_JAR, JAVA_AGENT, JAVA_OPTS
+# and its fixed environment; the variant's settings arrive in
 # .state/env/<service>.env, written by tracelab before it (re)starts the
 # process, so changing a variant is a restart, as on Kubernetes.
 set -euo pipefail
 name=${1:?usage: run-java-service.sh SERVICE}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 state=${LAB_STATE:-$root/.state}
+: "${SERVICE_JAR:?SERVICE_JAR is not set; start services through tracelab (make up)}"
+: "${JAVA_AGENT:?JAVA_AGENT is not set; start services through tracelab (make up)}"
 
-export OTEL_SERVICE_NAME=$name
-export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:${OTELCOL_OTLP_HTTP_PORT}
-export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf
-export OTEL_LOGS_EXPORTER=none
-export OTEL_METRIC_EXPORT_INTERVAL=10000
-# One nplus1 baseline request makes ~3,200 spans; the default queue (2,048)
-# and delay (5 s) would drop spans under load and slow trace arrival.
-export OTEL_BSP_MAX_QUEUE_SIZE=65536
-export OTEL_BSP_MAX_EXPORT_BATCH_SIZE=2048
-export OTEL_BSP_SCHEDULE_DELAY=200
-
-# services/<name>/lab.env holds what is fixed for a service whatever the
-# variant: SERVICE_JAR (default target/<name>.jar), JAVA_AGENT=off for a
-# service instrumented by its framework (Quarkus), JAVA_OPTS, extra OTEL_*.
-SERVICE_JAR=target/$name.jar
-JAVA_AGENT=on
-for env_file in "$root/services/$name/lab.env" "$state/env/$name.env"; do
-  if [ -f "$env_file" ]; then set -a; . "$env_file"; set +a; fi
-done
+if [ -f "$state/env/$name.env" ]; then set -a; . "$state/env/$name.env"; set +a; fi
+# The variant is known only now, so the resource attributes are set here.
 export OTEL_RESOURCE_ATTRIBUTES="service.version=${LAB_VERSION:-dev},deployment.environment.name=local,deployment.environment=local,lab.variant=${LAB_VARIANT:-default}"
 
 jar=$root/services/$name/$SERVICE_JAR
@@ -45,5 +32,4 @@ if [ -n "${LAB_CPUS:-}" ]; then
   pin=(taskset -c "$LAB_CPUS")
 fi
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options
-exec "${pin[@]}" "$LAB_JAVA_HOME/bin/java" -Xms128m -Xmx512m -XX:+UseSerialGC ${JAVA_OPTS:-} \
-  "${agent[@]}" -jar "$jar"
+exec "${pin[@]}" "$LAB_JAVA_HOME/bin/java" ${JAVA_OPTS:-} "${agent[@]}" -jar "$jar"

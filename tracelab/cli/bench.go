@@ -36,11 +36,11 @@ func runBenchStack(args []string) int {
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	rt, err := openRuntime(root, "local")
+	// The local runtime by name: memory is read from its processes.
+	rt, err := runtime.NewLocal(root, progress)
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
-	local := rt.(*runtime.Local)
 	k6Bin, err := toolPath(root, "K6_BIN")
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
@@ -80,7 +80,7 @@ func runBenchStack(args []string) int {
 	done := make(chan struct{})
 	go func() {
 		for {
-			if m, err := local.MemoryBytes(ctx); err == nil && m > peak {
+			if m, err := rt.MemoryBytes(ctx); err == nil && m > peak {
 				peak = m
 			}
 			select {

@@ -4,8 +4,9 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -43,12 +44,7 @@ func Main(args []string) int {
 
 func usage() {
 	fmt.Println("usage: tracelab <command> [flags]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(commands)) {
 		fmt.Printf("  %-16s %s\n", n, commands[n].summary)
 	}
 }

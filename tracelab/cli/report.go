@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"tracelab/pkg/report"
-	"tracelab/pkg/scenario"
+	"tracelab/pkg/result"
 )
 
 func init() {
@@ -27,18 +25,14 @@ func runReport(args []string) int {
 	if *resultPath == "" {
 		return fail(exitUsage, "--result is required, e.g. --result .state/results/<run>/result.json")
 	}
-	data, err := os.ReadFile(*resultPath)
+	res, err := result.Read(*resultPath)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
-	}
-	var res scenario.Result
-	if err := json.Unmarshal(data, &res); err != nil || res.Scenario == "" {
-		return fail(exitUsage, "%s is not a tracelab result.json", *resultPath)
 	}
 	if *out == "" {
 		*out = filepath.Join(filepath.Dir(*resultPath), "report.html")
 	}
-	if err := report.WriteFile(*out, &res, report.Options{HideVerdict: *noVerdict, Blind: *blind}); err != nil {
+	if err := report.WriteFile(*out, res, report.Options{HideVerdict: *noVerdict, Blind: *blind}); err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
 	fmt.Println(*out)

@@ -41,17 +41,7 @@ func openRuntime(root, name string) (runtime.Runtime, error) {
 	if name == "" {
 		name = os.Getenv("RUNTIME")
 	}
-	rt, err := runtime.New(name, root)
-	if err != nil {
-		return nil, err
-	}
-	switch r := rt.(type) {
-	case *runtime.Local:
-		r.Progress = progress
-	case *runtime.Kube:
-		r.Progress = progress
-	}
-	return rt, nil
+	return runtime.New(name, root, progress)
 }
 
 var started = time.Now()

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"tracelab/pkg/report"
+	"tracelab/pkg/run"
 	"tracelab/pkg/runtime"
 	"tracelab/pkg/scenario"
 )
@@ -98,21 +99,17 @@ func runScenarioRun(root string, args []string) int {
 	}
 	defer ses.end()
 
-	runner := &scenario.Runner{Root: root, Runtime: ses.rt, K6Bin: ses.k6Bin, Progress: progress}
-	res, err := runner.Run(ses.ctx, s, scenario.Options{Profile: *profile, Variants: variants, Record: *record})
+	runner := &run.Runner{Root: root, Runtime: ses.rt, K6Bin: ses.k6Bin, Progress: progress}
+	res, err := runner.Run(ses.ctx, s, run.Options{Profile: *profile, Variants: variants, Record: *record})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return fail(130, "interrupted; stopping what the run started")
 		}
 		return fail(exitRuntime, "%v", err)
 	}
-	scenario.WriteTable(os.Stdout, res)
+	report.WriteTable(os.Stdout, res)
 	fmt.Printf("result: %s\n", res.ResultFile)
-	reportPath := filepath.Join(filepath.Dir(res.ResultFile), "report.html")
-	if err := report.WriteFile(reportPath, res, report.Options{}); err != nil {
-		return fail(exitRuntime, "writing the HTML report: %v", err)
-	}
-	fmt.Printf("report: %s\n", reportPath)
+	fmt.Printf("report: %s\n", res.ReportFile)
 	if *record {
 		fmt.Printf("recorded: %s/baseline.json (profile %s)\n", s.Dir, *profile)
 	}
@@ -125,7 +122,6 @@ func runScenarioRun(root string, args []string) int {
 	return exitOK
 }
 
-// toolPath reads one tool's path from .state/tools.env.
 // session is what one run of scenarios needs: the runtime, k6, and a
 // context that Ctrl-C cancels.
 type session struct {
@@ -160,6 +156,7 @@ func startSession(root, rtName string, keep bool) (*session, error) {
 	return ses, nil
 }
 
+// toolPath reads one tool's path from .state/tools.env.
 func toolPath(root, key string) (string, error) {
 	tools, err := runtime.ReadEnvFile(filepath.Join(root, ".state", "tools.env"))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"tracelab/pkg/components"
 	"tracelab/pkg/runtime"
 )
 
@@ -20,16 +21,8 @@ func init() {
 	register("logs", "follow the lab's logs (optionally of one process)", runLogs)
 }
 
-// allServices are the services the local runtime knows, from the
-// process-compose file's point of view: every Java service under services/.
-func allServices(root string) []string {
-	matches, _ := filepath.Glob(filepath.Join(root, "services", "*", "pom.xml"))
-	var out []string
-	for _, m := range matches {
-		out = append(out, filepath.Base(filepath.Dir(m)))
-	}
-	return out
-}
+// allServices are the services described under services/ (service.yaml).
+func allServices(root string) []string { return components.ServiceNames(root) }
 
 func runUp(args []string) int {
 	fs := flag.NewFlagSet("up", flag.ContinueOnError)
@@ -87,11 +80,7 @@ func runStatus(args []string) int {
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
-	l, ok := rt.(*runtime.Local)
-	if !ok {
-		return fail(exitUsage, "status is only implemented for the local runtime")
-	}
-	out, err := l.Status(context.Background())
+	out, err := rt.Status(context.Background())
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}

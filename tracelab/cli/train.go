@@ -13,8 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"tracelab/pkg/otlp"
 	"tracelab/pkg/report"
+	"tracelab/pkg/result"
+	"tracelab/pkg/run"
 	"tracelab/pkg/scenario"
 	"tracelab/pkg/train"
 )
@@ -94,16 +95,15 @@ func runTrain(args []string) int {
 	// Progress lines would name the scenario and the variant.
 	hide := strings.NewReplacer(r.Picked.Scenario, "…", r.Picked.Variant, "run")
 	quiet := func(format string, a ...any) { progress("%s", hide.Replace(fmt.Sprintf(format, a...))) }
-	runner := &scenario.Runner{Root: root, Runtime: ses.rt, K6Bin: ses.k6Bin, Progress: quiet}
-	res, err := runner.Run(ses.ctx, s, scenario.Options{Profile: *profile, Variants: []string{r.Picked.Variant}})
+	runner := &run.Runner{Root: root, Runtime: ses.rt, K6Bin: ses.k6Bin, Progress: quiet}
+	res, err := runner.Run(ses.ctx, s, run.Options{Profile: *profile, Variants: []string{r.Picked.Variant}})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return fail(130, "interrupted; stopping what the round started")
 		}
 		return fail(exitRuntime, "%v", err)
 	}
-	dir := filepath.Dir(res.ResultFile)
-	r.Result = res.ResultFile
+	r.Result, r.Report = res.ResultFile, res.ReportFile
 	// The round's own folder: the result's folder is named after the scenario.
 	roundDir := filepath.Join(root, ".state", "train", "round-"+res.StartedAt.Format("20060102T150405Z"))
 	if err := os.MkdirAll(roundDir, 0o755); err != nil {
@@ -112,10 +112,6 @@ func runTrain(args []string) int {
 	blind := filepath.Join(roundDir, "training.html")
 	if err := report.WriteFile(blind, res, report.Options{Blind: true}); err != nil {
 		return fail(exitRuntime, "writing the training report: %v", err)
-	}
-	r.Report = filepath.Join(dir, "report.html")
-	if err := report.WriteFile(r.Report, res, report.Options{}); err != nil {
-		return fail(exitRuntime, "writing the report: %v", err)
 	}
 
 	fmt.Printf("\nOpen the report (it does not say what it found): %s\n", blind)
@@ -128,19 +124,14 @@ func runTrain(args []string) int {
 }
 
 // exampleTrace is the trace the report's waterfall shows, or any trace.
-func exampleTrace(res *scenario.Result) string {
+func exampleTrace(res *result.Result) string {
 	v := res.Variants[0]
 	for _, f := range v.Analysis.Findings {
 		if id, ok := f.Evidence["example_trace_id"].(string); ok {
 			return id
 		}
 	}
-	f, err := os.Open(v.TracesFile)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	traces, err := otlp.Parse(f)
+	traces, err := v.ReadTraces()
 	if err != nil || len(traces) == 0 {
 		return ""
 	}

@@ -13,12 +13,12 @@ import (
 
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
-	"tracelab/pkg/scenario"
+	"tracelab/pkg/result"
 )
 
 // whileStackUp holds the checks a scenario's smoke run makes before its
 // stack goes down (see runSmoke).
-var whileStackUp = map[string]func(*testing.T, scenario.Result){
+var whileStackUp = map[string]func(*testing.T, result.Result){
 	"nplus1": compareOverJaeger,
 }
 
@@ -26,7 +26,7 @@ var whileStackUp = map[string]func(*testing.T, scenario.Result){
 // baseline variant's window against the fixed one's, and requires the
 // verdict of the judge's own comparison (result.json's "compared"): the
 // same pass, the same findings resolved and none new.
-func compareOverJaeger(t *testing.T, res scenario.Result) {
+func compareOverJaeger(t *testing.T, res result.Result) {
 	windows := map[string]string{}
 	jaeger := "http://127.0.0.1:" + labPorts(t)["JAEGER_QUERY_PORT"]
 	for _, v := range res.Variants {

@@ -6,13 +6,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
+	"tracelab/internal/dashcheck"
 	"tracelab/pkg/dashboards"
-	"tracelab/pkg/otlp"
-	"tracelab/pkg/scenario"
+	"tracelab/pkg/prom"
+	"tracelab/pkg/result"
 	"tracelab/pkg/trace"
 )
 
@@ -21,12 +21,15 @@ import (
 //   - every PromQL query returns numbers from the local Prometheus over the
 //     run (except the service graph's, which only Tempo makes);
 //   - the exemplars of the latency panels name traces Jaeger holds;
-//   - every TraceQL query of the dashboard and of the scenario's guide
-//     selects at least one of the run's traces (the overview's are checked
-//     in the nplus1 run, whose requests are the slow ones they look for).
-func checkDashboards(t *testing.T, name string, res scenario.Result) {
+//   - each pathology query of the dashboard selects baseline traces of the
+//     run and no fixed one, a fix query the reverse (dashcheck.roles), and
+//     every other TraceQL query of the dashboard and of the scenario's
+//     guide selects at least one of the run's traces (the overview's are
+//     checked in the nplus1 run, whose requests are the slow ones they
+//     look for).
+func checkDashboards(t *testing.T, name string, res result.Result) {
 	ports := labPorts(t)
-	prom := &dashboards.Prometheus{URL: "http://127.0.0.1:" + ports["PROMETHEUS_PORT"]}
+	pc := prom.New("http://127.0.0.1:" + ports["PROMETHEUS_PORT"])
 	jaegerURL := "http://127.0.0.1:" + ports["JAEGER_QUERY_PORT"]
 	ds, err := dashboards.Load(root(t))
 	if err != nil {
@@ -59,12 +62,12 @@ func checkDashboards(t *testing.T, name string, res scenario.Result) {
 				}
 				continue
 			}
-			if dashboards.NeedsTempo(q.Text) {
+			if dashcheck.NeedsTempo(q.Text) {
 				t.Logf("skipped (Tempo's metrics-generator only): %s", q.Where)
 				continue
 			}
-			expr := dashboards.Expand(q.Text, "30s", window)
-			r, err := queryUntilData(ctx, prom, expr, start)
+			expr := dashcheck.Expand(q.Text, "30s", window)
+			r, err := queryUntilData(ctx, pc, expr, start)
 			checked++
 			if err != nil {
 				t.Errorf("%s: %v\n  %s", q.Where, err, expr)
@@ -83,7 +86,7 @@ func checkDashboards(t *testing.T, name string, res scenario.Result) {
 			}
 			if q.Exemplar {
 				exemplarQueries++
-				ids, err := prom.ExemplarTraceIDs(ctx, expr, start, time.Now())
+				ids, err := dashcheck.ExemplarTraceIDs(ctx, pc, expr, start, time.Now())
 				if err != nil {
 					t.Errorf("%s: exemplars: %v", q.Where, err)
 					continue
@@ -100,35 +103,30 @@ func checkDashboards(t *testing.T, name string, res scenario.Result) {
 	}
 	t.Logf("%d PromQL queries returned data", checked)
 
-	var traces []*trace.Trace
+	byVariant := map[string][]*trace.Trace{}
 	for _, v := range res.Variants {
-		f, err := os.Open(v.TracesFile)
+		ts, err := v.ReadTraces()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ts, err := otlp.Parse(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		traces = append(traces, ts...)
+		byVariant[v.Variant] = ts
 	}
 	for _, q := range traceql {
-		p, err := dashboards.ParseTraceQL(q.Text)
+		p, err := dashcheck.ParseTraceQL(q.Text)
 		if err != nil {
 			t.Errorf("%s: %v", q.Where, err)
 			continue
 		}
-		n := 0
-		for _, tr := range traces {
-			if p.Match(tr) {
-				n++
-			}
+		// A query of another scenario's dashboard (the overview's) is read
+		// on this run's traces only to find some.
+		role := dashcheck.RoleOf(q)
+		if q.Scenario != name {
+			role = dashcheck.Browse
 		}
-		if n == 0 {
-			t.Errorf("%s: selects none of the run's %d traces: %s\n  %s", q.Where, len(traces), p.Explain(traces), q.Text)
+		if err := dashcheck.Selects(p, role, byVariant["baseline"], byVariant["fixed"]); err != nil {
+			t.Errorf("%s: %v\n  %s", q.Where, err, q.Text)
 		} else {
-			t.Logf("%s: %d of %d traces", q.Where, n, len(traces))
+			t.Logf("%s: as it should", q.Where)
 		}
 	}
 }
@@ -148,10 +146,10 @@ var exposes = map[string]float64{
 // queryUntilData retries while the run's last samples may still be on
 // their way: the collector flushes span metrics every 5 s and Prometheus
 // scrapes every 5 s.
-func queryUntilData(ctx context.Context, p *dashboards.Prometheus, expr string, start time.Time) (dashboards.RangeResult, error) {
+func queryUntilData(ctx context.Context, pc *prom.Client, expr string, start time.Time) (dashcheck.RangeResult, error) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		r, err := p.QueryRange(ctx, expr, start, time.Now(), 5*time.Second)
+		r, err := dashcheck.QueryRange(ctx, pc, expr, start, time.Now(), 5*time.Second)
 		if err != nil || r.FiniteSamples > 0 || time.Now().After(deadline) {
 			return r, err
 		}

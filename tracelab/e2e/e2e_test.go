@@ -8,21 +8,19 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"tracelab/pkg/result"
 	"tracelab/pkg/runtime"
-	"tracelab/pkg/scenario"
 )
 
 func root(t *testing.T) string {
@@ -198,10 +196,8 @@ func TestInterruptLeavesNothingRunning(t *testing.T) {
 // While the run's stack is still up it proves the scenario's dashboards
 // against it (dashboards_test.go), and it checks the HTML report in
 // headless Chromium (report_test.go): no second stack start is needed.
-// Every check of the verdict must hold, except those whose name contains
-// one of loadBound: checks that depend on how loaded the machine is are
-// logged instead (the scenario's README says why).
-func runSmoke(t *testing.T, name string, loadBound ...string) scenario.Result {
+// Every check of the verdict must hold.
+func runSmoke(t *testing.T, name string) result.Result {
 	t.Helper()
 	r := tracelab(t, nil, "scenario", "run", name, "--profile", "smoke", "--keep")
 	defer func() {
@@ -220,24 +216,17 @@ func runSmoke(t *testing.T, name string, loadBound ...string) scenario.Result {
 			path = p
 		}
 	}
-	data, err := os.ReadFile(path)
+	read, err := result.Read(path)
 	if err != nil {
 		t.Fatalf("result file: %v", err)
 	}
-	var res scenario.Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := *read
 	for _, c := range res.Checks {
-		switch {
-		case c.OK:
-		case slices.ContainsFunc(loadBound, func(s string) bool { return strings.Contains(c.Name, s) }):
-			t.Logf("not held, and depends on the machine's load: %s — %s", c.Name, c.Detail)
-		default:
+		if !c.OK {
 			t.Errorf("check failed: %s — %s", c.Name, c.Detail)
 		}
 	}
-	if r.code != 0 && len(loadBound) == 0 {
+	if r.code != 0 {
 		t.Errorf("verdict %q", res.Verdict)
 	}
 	t.Run("dashboards", func(t *testing.T) { checkDashboards(t, name, res) })

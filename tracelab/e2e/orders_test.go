@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"tracelab/pkg/detect"
-	"tracelab/pkg/scenario"
+	"tracelab/pkg/result"
 )
 
-func findings(v scenario.VariantResult, detector string) []detect.Finding {
+func findings(v result.VariantResult, detector string) []detect.Finding {
 	var out []detect.Finding
 	for _, f := range v.Analysis.Findings {
 		if f.Detector == detector {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"tracelab/pkg/result"
 	"tracelab/pkg/runtime"
-	"tracelab/pkg/scenario"
 )
 
 // chromium runs the headless browser installed by `make tools` with flags
@@ -40,7 +40,7 @@ var sectionRE = regexp.MustCompile(`<h2 id="variant-([^"]+)"`)
 // finding's rows highlighted exactly in the variants that have a finding
 // and the critical path marked; the screenshot shows the highlight and
 // the critical path in their colours.
-func checkReportInChromium(t *testing.T, report string, res scenario.Result) {
+func checkReportInChromium(t *testing.T, report string, res result.Result) {
 	url := "file://" + report
 	dom := chromium(t, "--dump-dom", url)
 	if !strings.Contains(dom, `id="summary"`) {

@@ -1,31 +1,119 @@
 #!/bin/sh
-# Configures the toxiproxy container of the same pod (k8s/base/data/toxiproxy.yaml):
-# the same proxies and latency toxics as infra/local/run-toxiproxy.sh. It stays
-# up and configures again if toxiproxy restarts and forgets its proxies.
+# The lab's network hops, for both runtimes: the local one runs this beside
+# its toxiproxy process (infra/local/run-toxiproxy.sh), Kubernetes in a second
+# container of the toxiproxy pod (k8s/base/data/toxiproxy.yaml), whose image
+# has only busybox sh and curl. Each hop adds a fixed latency to every round
+# trip, which on loopback or inside a cluster would cost a fraction of a
+# millisecond and hide what chattiness costs anywhere else:
+# - postgres: TOXIPROXY_LISTEN_HOST:POSTGRES_PROXY_PORT -> POSTGRES_HOST:POSTGRES_PORT,
+#   DB_LATENCY_MS (default 2);
+# - kafka: TOXIPROXY_LISTEN_HOST:KAFKA_PROXY_PORT -> KAFKA_HOST:KAFKA_PROXIED_PORT
+#   (the broker's PROXIED listener, which advertises the proxy), KAFKA_LATENCY_MS
+#   (default 20).
+# The ports come from infra/local/ports.env, the hosts from the runtime;
+# toxiproxy's API is on 127.0.0.1:TOXIPROXY_PORT in both.
+#
+# A proxy is enabled only once its latency toxic is in place, and the toxic is
+# added at 0 ms too: "enabled with its network-hop toxic" is then the one
+# readiness rule of both runtimes for every latency (`check`), and a
+# toxiproxy that restarted and forgot its proxies fails it.
+#
+# configure-toxiproxy.sh apply: configure both hops once, toxiproxy answering
+# (the local runtime starts toxiproxy and then runs this).
+# configure-toxiproxy.sh watch: apply whenever toxiproxy answers without both
+# hops in place, and never exit (Kubernetes: the container outlives a
+# restart of toxiproxy's, which forgets its proxies).
+# configure-toxiproxy.sh check: succeed only if both hops are in place (the
+# readiness probe of both runtimes; it needs TOXIPROXY_PORT only).
 set -eu
-db_latency=${DB_LATENCY_MS:-2}
-kafka_latency=${KAFKA_LATENCY_MS:-20}
-for v in "DB_LATENCY_MS=$db_latency" "KAFKA_LATENCY_MS=$kafka_latency"; do
-  case ${v#*=} in '' | *[!0-9]*) echo "configure-toxiproxy: ${v%%=*} must be a whole number of milliseconds, got '${v#*=}'" >&2; exit 1 ;; esac
-done
-api=http://127.0.0.1:18474
-proxy() { # name listen upstream latency-ms
-  curl -sf -X DELETE "$api/proxies/$1" >/dev/null 2>&1 || true
-  curl -sf -X POST "$api/proxies" -d "{\"name\":\"$1\",\"listen\":\"$2\",\"upstream\":\"$3\",\"enabled\":true}" >/dev/null
-  # On the answers only, so a round trip gains the latency once. A latency of
-  # 0 still creates the toxic, which the readiness probes wait for.
-  curl -sf -X POST "$api/proxies/$1/toxics" \
-    -d "{\"name\":\"network-hop\",\"type\":\"latency\",\"stream\":\"downstream\",\"attributes\":{\"latency\":$4,\"jitter\":0}}" >/dev/null
-  echo "configure-toxiproxy: $1 $2 -> $3 with $4 ms per round trip"
+me=configure-toxiproxy
+
+fail() { echo "$me: $*" >&2; exit 1; }
+
+# A port or host the runtime must pass; no default, so that a runtime which
+# forgets one fails here instead of proxying to the wrong place.
+need() { # variable...
+  for v; do
+    eval "val=\${$v-}"
+    [ -n "$val" ] || fail "$v is not set (infra/local/ports.env and the runtime set it)"
+  done
 }
-configure() {
-  proxy postgres 0.0.0.0:15433 postgres:15432 "$db_latency" &&
-    proxy kafka 0.0.0.0:19095 kafka:19094 "$kafka_latency"
+
+# Whole milliseconds from 0 to 10000, digits only and no leading zero (JSON has
+# none, and the shell would read 010 as octal). Unset means the default; set
+# and empty is a mistake.
+milliseconds() { # variable default
+  eval "val=\${$1-$2}"
+  case $val in
+    0 | [1-9] | [1-9][0-9] | [1-9][0-9][0-9] | [1-9][0-9][0-9][0-9] | 10000) ;;
+    *) fail "$1 must be a whole number of milliseconds from 0 to 10000, got '$val'" ;;
+  esac
+  echo "$val"
 }
-while :; do
-  if curl -sf "$api/version" >/dev/null && ! { curl -sf "$api/proxies/postgres/toxics/network-hop" >/dev/null &&
-    curl -sf "$api/proxies/kafka/toxics/network-hop" >/dev/null; }; then
-    configure || echo "configure-toxiproxy: toxiproxy refused the configuration; retrying" >&2
+
+settings() {
+  need TOXIPROXY_PORT TOXIPROXY_LISTEN_HOST POSTGRES_HOST POSTGRES_PORT POSTGRES_PROXY_PORT KAFKA_HOST KAFKA_PROXIED_PORT KAFKA_PROXY_PORT
+  # 2 ms: a round trip to a database in another availability zone of the
+  # same region, and about what one of the chatty case's 7 visits took when
+  # the database was not loaded (7 visits, 15.2 ms in its single-request strace).
+  db_latency=$(milliseconds DB_LATENCY_MS 2)
+  # 20 ms: what kafka-batching sets, so the lab without a scenario behaves
+  # like it. The small-batch producer's capacity (one event per round trip,
+  # one in flight) is then about 1000 / (20 + the CPU's few ms) events/s, and
+  # the machine's load moves it little; see scenarios/kafka-batching/README.md.
+  kafka_latency=$(milliseconds KAFKA_LATENCY_MS 20)
+}
+
+api() { # method path [body]
+  url=http://127.0.0.1:$TOXIPROXY_PORT$2
+  if [ $# -gt 2 ]; then
+    curl -sf -m 5 -X "$1" "$url" -d "$3"
+  else
+    curl -sf -m 5 -X "$1" "$url"
   fi
-  sleep 2
-done
+}
+
+# Replaces the proxy, so that a half-finished earlier attempt leaves nothing behind.
+hop() { # name listen upstream latency-ms
+  api DELETE "/proxies/$1" >/dev/null 2>&1 || true
+  # The toxic is on the answers only, so a round trip gains the latency once.
+  api POST /proxies "{\"name\":\"$1\",\"listen\":\"$2\",\"upstream\":\"$3\",\"enabled\":false}" >/dev/null &&
+    api POST "/proxies/$1/toxics" "{\"name\":\"network-hop\",\"type\":\"latency\",\"stream\":\"downstream\",\"attributes\":{\"latency\":$4,\"jitter\":0}}" >/dev/null &&
+    api POST "/proxies/$1" '{"enabled":true}' >/dev/null ||
+    { echo "$me: toxiproxy on 127.0.0.1:$TOXIPROXY_PORT refused the $1 hop ($2 -> $3)" >&2; return 1; }
+  echo "$me: $1 $2 -> $3 with $4 ms per round trip"
+}
+
+apply() {
+  hop postgres "$TOXIPROXY_LISTEN_HOST:$POSTGRES_PROXY_PORT" "$POSTGRES_HOST:$POSTGRES_PORT" "$db_latency" &&
+    hop kafka "$TOXIPROXY_LISTEN_HOST:$KAFKA_PROXY_PORT" "$KAFKA_HOST:$KAFKA_PROXIED_PORT" "$kafka_latency"
+}
+
+in_place() {
+  for name in postgres kafka; do
+    proxy=$(api GET "/proxies/$name") || return 1
+    case $proxy in *'"enabled":true'*) ;; *) return 1 ;; esac
+    case $proxy in *'"name":"network-hop"'*) ;; *) return 1 ;; esac
+  done
+}
+
+case ${1-} in
+  apply)
+    settings
+    apply
+    ;;
+  watch)
+    settings
+    while :; do
+      if api GET /version >/dev/null && ! in_place; then
+        apply || echo "$me: retrying" >&2
+      fi
+      sleep 1
+    done
+    ;;
+  check)
+    need TOXIPROXY_PORT
+    in_place
+    ;;
+  *) fail "usage: $me apply|watch|check, got '${1-}'" ;;
+esac

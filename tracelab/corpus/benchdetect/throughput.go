@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"tracelab/pkg/analyze"
+	"tracelab/internal/tracegen"
 	"tracelab/pkg/jaeger"
 	"tracelab/pkg/otlp"
 	"tracelab/pkg/trace"
@@ -82,7 +82,7 @@ func throughput(out io.Writer, tlBin string, ps *perfSentinel, runs int) error {
 		ratios[i] = psTimes[i] / tlTimes[i]
 	}
 
-	fmt.Fprintf(out, "\nThroughput: %d spans in %d traces (analyze.Generate, seed 1), the same traces in both files\n", spans, tlReport.Traces)
+	fmt.Fprintf(out, "\nThroughput: %d spans in %d traces (tracegen.Generate, seed 1), the same traces in both files\n", spans, tlReport.Traces)
 	fmt.Fprintf(out, "  Jaeger JSON %.1f MiB for perf-sentinel (its limit: 100 MiB), OTLP JSON %.1f MiB for tracelab\n", jSize, oSize)
 	fmt.Fprintf(out, "  perf-sentinel kept %d of the spans as I/O events (database and outgoing HTTP calls) in %d traces\n",
 		psReport.Analysis.Events, psReport.Analysis.Traces)
@@ -102,13 +102,13 @@ func throughput(out io.Writer, tlBin string, ps *perfSentinel, runs int) error {
 // targetJaegerBytes, and writes them as Jaeger JSON and as OTLP JSON.
 func writeThroughputFiles(dir string) ([]*trace.Trace, string, string, error) {
 	// Measure the bytes per span of a sample, then generate to size.
-	sample := trace.Group(analyze.Generate(20_000, 1))
+	sample := trace.Group(tracegen.Generate(20_000, 1))
 	var cw countingWriter
 	if err := jaeger.WriteJSON(&cw, sample); err != nil {
 		return nil, "", "", err
 	}
 	perSpan := float64(cw) / float64(spanCount(sample))
-	traces := trace.Group(analyze.Generate(int(targetJaegerBytes/perSpan), 1))
+	traces := trace.Group(tracegen.Generate(int(targetJaegerBytes/perSpan), 1))
 
 	jaegerPath := filepath.Join(dir, "throughput.jaeger.json")
 	otlpPath := filepath.Join(dir, "throughput.otlp.json")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"tracelab/internal/tracegen"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/trace"
 )
@@ -16,9 +17,9 @@ import (
 func labTraces() []*trace.Trace {
 	var spans []*trace.Span
 	for i := 0; i < 3; i++ {
-		spans = append(spans, LabTrace(LabOptions{Items: 200, Seed: int64(i + 1), Start: time.Unix(1700000000+int64(i), 0)})...)
+		spans = append(spans, tracegen.LabTrace(tracegen.LabOptions{Items: 200, Seed: int64(i + 1), Start: time.Unix(1700000000+int64(i), 0)})...)
 	}
-	spans = append(spans, ORMTrace(7, time.Unix(1700000100, 0), 20)...)
+	spans = append(spans, tracegen.ORMTrace(7, time.Unix(1700000100, 0), 20)...)
 	return trace.Group(spans)
 }
 
@@ -64,7 +65,7 @@ func TestAnalyzeEmptyIsNotNull(t *testing.T) {
 		t.Errorf("got %s, want %s", b, want)
 	}
 	// A clean request: findings stay an empty list.
-	rep := Analyze(trace.Group(LabTrace(LabOptions{Items: 50, Batch: true, Seed: 1})), detect.All())
+	rep := Analyze(trace.Group(tracegen.LabTrace(tracegen.LabOptions{Items: 50, Batch: true, Seed: 1})), detect.All())
 	b, _ = json.Marshal(rep)
 	if !strings.Contains(string(b), `"findings":[]`) {
 		t.Errorf("findings not [] in %s", b)
@@ -109,7 +110,7 @@ func TestRequestStats(t *testing.T) {
 func TestCriticalPathBreakdownIsCapped(t *testing.T) {
 	// HotROD has more than ten distinct operations on its path.
 	var spans []*trace.Span
-	spans = append(spans, HotRODTrace(1, time.Unix(1700000000, 0))...)
+	spans = append(spans, tracegen.HotRODTrace(1, time.Unix(1700000000, 0))...)
 	rep := Analyze(trace.Group(spans), nil)
 	if n := len(rep.Requests[0].CriticalPath); n != MaxPathSegments {
 		t.Errorf("%d segments, want %d", n, MaxPathSegments)
@@ -145,18 +146,6 @@ func TestWriteText(t *testing.T) {
 	}
 }
 
-func TestGenerateIsDeterministic(t *testing.T) {
-	a, b := Generate(5000, 3), Generate(5000, 3)
-	if len(a) != len(b) || len(a) < 5000 {
-		t.Fatalf("lengths %d, %d", len(a), len(b))
-	}
-	for i := range a {
-		if a[i].SpanID != b[i].SpanID || a[i].Start != b[i].Start || a[i].Name != b[i].Name {
-			t.Fatalf("span %d differs", i)
-		}
-	}
-}
-
 func keys(m map[string]json.RawMessage) []string {
 	var ks []string
 	for k := range m {
@@ -181,7 +170,7 @@ func TestRequestStatsCountsDBCalls(t *testing.T) {
 	}
 	// A cache read and a pool checkout are calls, but not database round
 	// trips.
-	spans := ORMTrace(8, time.Unix(1700000200, 0), 5)
+	spans := tracegen.ORMTrace(8, time.Unix(1700000200, 0), 5)
 	spans = append(spans, &trace.Span{TraceID: spans[0].TraceID, SpanID: "cafe0000000000ff", ParentID: spans[0].SpanID, Kind: trace.KindClient,
 		Service: "books", Name: "GET", Start: spans[0].Start, End: spans[0].Start + 1000,
 		Attrs: map[string]string{"db.system": "redis", "db.statement": "GET author:12"}},
@@ -209,7 +198,7 @@ func TestBackgroundTracesAreReportedApart(t *testing.T) {
 			Kind: trace.KindClient, Service: "clinic", Start: int64(i) * 1e6, End: int64(i)*1e6 + 9e5,
 			Attrs: map[string]string{"db.system": "h2", "db.statement": fmt.Sprintf("INSERT INTO t%d VALUES (1)", i)}})
 	}
-	spans := append(startup, LabTrace(LabOptions{Items: 50, Batch: true, Seed: 1})...)
+	spans := append(startup, tracegen.LabTrace(tracegen.LabOptions{Items: 50, Batch: true, Seed: 1})...)
 	rep := Analyze(trace.Group(spans), detect.All())
 	if len(rep.Findings) != 0 {
 		t.Errorf("findings on a start-up trace: %+v", rep.Findings)

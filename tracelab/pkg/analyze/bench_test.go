@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"tracelab/internal/tracegen"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/otlp"
 	"tracelab/pkg/trace"
@@ -25,7 +26,7 @@ import (
 const benchSpans = 1_000_000
 
 func BenchmarkAnalyze1M(b *testing.B) {
-	spans := Generate(benchSpans, 1)
+	spans := tracegen.Generate(benchSpans, 1)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var elapsed time.Duration
@@ -39,7 +40,7 @@ func BenchmarkAnalyze1M(b *testing.B) {
 
 func BenchmarkParseAnalyze1M(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "traces.json")
-	spans := Generate(benchSpans, 1)
+	spans := tracegen.Generate(benchSpans, 1)
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)

@@ -40,12 +40,12 @@ func WriteText(w io.Writer, r Report) error {
 				db = fmt.Sprintf(" (%s to a database)", number(rq.DBCallsPerTrace))
 			}
 			fmt.Fprintf(bw, "    %s %s, mean %s, %s spans and %s outgoing calls%s per trace\n",
-				thousands(rq.Traces), plural(rq.Traces, "trace", "traces"), duration(rq.MeanDurationMs),
+				thousands(rq.Traces), plural(rq.Traces, "trace", "traces"), FormatMs(rq.MeanDurationMs),
 				number(rq.SpansPerTrace), number(rq.CallsPerTrace), db)
 			if len(rq.CriticalPath) > 0 {
 				fmt.Fprintln(bw, "    critical path (mean per trace):")
 				for _, seg := range rq.CriticalPath {
-					fmt.Fprintf(bw, "      %6s  %9s  %s %s\n", percent(seg.Share), duration(seg.MeanMs), seg.Service, clip(seg.Operation))
+					fmt.Fprintf(bw, "      %6s  %9s  %s %s\n", percent(seg.Share), FormatMs(seg.MeanMs), seg.Service, clip(seg.Operation))
 				}
 			}
 		}
@@ -119,8 +119,9 @@ func clip(s string) string {
 	return s[:cut] + "…"
 }
 
-// duration formats milliseconds with a unit that suits the magnitude.
-func duration(ms float64) string {
+// FormatMs writes milliseconds with a unit that suits the magnitude; every
+// duration tracelab prints goes through it.
+func FormatMs(ms float64) string {
 	switch {
 	case ms < 1:
 		return fmt.Sprintf("%.0f µs", ms*1000)

@@ -8,8 +8,10 @@ package compare
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"tracelab/pkg/analyze"
@@ -218,19 +220,11 @@ func compareRequests(base, cand Input, opt Options) []Request {
 		return m
 	}
 	bs, cs := stats(base), stats(cand)
-	var names []string
-	for n := range bs {
-		names = append(names, n)
-	}
-	for n := range cs {
-		if _, ok := bs[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
+	both := maps.Clone(bs)
+	maps.Copy(both, cs)
 
 	out := []Request{}
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(both)) {
 		q := Request{Request: n}
 		if s, ok := bs[n]; ok {
 			q.Baseline = side(s, base.Durations[n])

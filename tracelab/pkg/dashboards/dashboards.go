@@ -1,7 +1,7 @@
 // Package dashboards reads the Grafana dashboards in dashboards/ and the
-// TraceQL in the scenario guides, checks their structure, and proves their
-// queries locally: PromQL against the local Prometheus, TraceQL against the
-// traces of a run (Tempo and Grafana cannot run on the lab's machines).
+// TraceQL in the scenario guides, and checks their structure: what
+// `tracelab dashboards check` and `tracelab dashboards queries` do. Proving
+// the queries on data (internal/dashcheck) is the tests' job.
 package dashboards
 
 import (
@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -158,25 +159,6 @@ func GuideQueries(root string) ([]Query, error) {
 	return out, nil
 }
 
-// Tempo's metrics-generator, not the collector, makes these series: they
-// exist only in the Kubernetes runtimes, where Tempo runs.
-var tempoOnlyMetrics = regexp.MustCompile(`\btraces_service_graph_`)
-
-// NeedsTempo tells whether a PromQL query reads metrics only Tempo makes.
-func NeedsTempo(expr string) bool { return tempoOnlyMetrics.MatchString(expr) }
-
-// Expand replaces the Grafana variables of a PromQL query with what they
-// would be in Grafana for every variant over rangeSeconds of data.
-func Expand(expr string, rateInterval, rangeWindow string) string {
-	r := strings.NewReplacer(
-		"$__rate_interval", rateInterval,
-		"$__interval", rateInterval,
-		"$__range", rangeWindow,
-		"$variant", ".*",
-	)
-	return r.Replace(expr)
-}
-
 // Validate checks what Grafana needs from a dashboard and what the lab
 // relies on; the dashboard-linter checks the rest (PromQL syntax, units,
 // descriptions). It returns every problem found.
@@ -200,7 +182,7 @@ func Validate(ds []*Dashboard) []string {
 		if d.SchemaVersion < 36 {
 			bad(d, "schemaVersion %d: want >= 36 (datasource references by uid)", d.SchemaVersion)
 		}
-		if !contains(d.Tags, "tracelab") {
+		if !slices.Contains(d.Tags, "tracelab") {
 			bad(d, "no tracelab tag: the dashboards link each other by it")
 		}
 		vars := map[string]string{}
@@ -264,13 +246,4 @@ func Validate(ds []*Dashboard) []string {
 		}
 	}
 	return errs
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

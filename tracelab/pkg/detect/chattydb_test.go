@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"tracelab/internal/tracegen"
 	"tracelab/pkg/analyze"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/trace"
@@ -124,7 +125,7 @@ func TestChattyDBCountsNestedSpansOnce(t *testing.T) {
 
 // A loop of one query is n-plus-one's: chatty-db does not repeat it.
 func TestChattyDBLeavesNPlusOneAlone(t *testing.T) {
-	traces := trace.Group(analyze.ORMTrace(3, time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC), 20))
+	traces := trace.Group(tracegen.ORMTrace(3, time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC), 20))
 	if fs := chatty(traces); len(fs) != 0 {
 		t.Errorf("1 list query + 20 author queries reported as chatty: %+v", fs)
 	}

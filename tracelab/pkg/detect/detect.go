@@ -127,6 +127,9 @@ type MetricsReader interface {
 	// labelled with the service's exported_job (what the collector's
 	// Prometheus exporter makes of service.name).
 	MetricQueries(window string) map[string]string
+	// MetricSeries names the series the queries read, so that the runner
+	// can wait until Prometheus holds their samples from after the run.
+	MetricSeries() []string
 	// WithMetrics returns the detector reading m.
 	WithMetrics(m Metrics) Detector
 }

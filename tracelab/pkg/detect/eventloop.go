@@ -2,7 +2,9 @@ package detect
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -272,11 +274,7 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 		a.example, a.exampleCall = traces[0], a.byTrace[traces[0]][0]
 	}
 	n := float64(len(a.byTrace))
-	threads := make([]string, 0, len(a.threads))
-	for th := range a.threads {
-		threads = append(threads, th)
-	}
-	sort.Strings(threads)
+	threads := slices.Sorted(maps.Keys(a.threads))
 	f := Finding{
 		Detector:            id,
 		Service:             k.service,

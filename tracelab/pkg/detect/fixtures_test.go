@@ -6,14 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
-	"tracelab/pkg/analyze"
+	"tracelab/internal/tracegen"
 	"tracelab/pkg/otlp"
 	"tracelab/pkg/trace"
 )
@@ -54,8 +55,8 @@ var fixtures = []fixture{
 		file: "hotrod-dispatch.jaeger.json",
 		enc:  encoding{form: "jaeger"},
 		spans: func() []*trace.Span {
-			a := analyze.HotRODTrace(1, fixtureStart)
-			return append(a, analyze.HotRODTrace(2, fixtureStart.Add(2*time.Second))...)
+			a := tracegen.HotRODTrace(1, fixtureStart)
+			return append(a, tracegen.HotRODTrace(2, fixtureStart.Add(2*time.Second))...)
 		},
 	},
 	{
@@ -63,7 +64,7 @@ var fixtures = []fixture{
 		// with the id inlined, exported with base64 ids and enum names.
 		file:  "django-nplus1.otlp.json",
 		enc:   encoding{form: "plain", base64IDs: true, kindNames: true, numberTimes: true},
-		spans: func() []*trace.Span { return analyze.ORMTrace(3, fixtureStart, 10) },
+		spans: func() []*trace.Span { return tracegen.ORMTrace(3, fixtureStart, 10) },
 	},
 	{
 		// Repeated calls below the threshold, as Tempo returns a trace.
@@ -123,12 +124,7 @@ func TestFixturesAreCurrent(t *testing.T) {
 // loadFixture parses a committed fixture the way `tracelab analyze` does.
 func loadFixture(t *testing.T, file string) []*trace.Trace {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testdata, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	traces, err := otlp.ParseReader(f)
+	traces, err := otlp.ReadFile(filepath.Join(testdata, file))
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
@@ -140,14 +136,10 @@ func loadFixture(t *testing.T, file string) []*trace.Trace {
 func encode(t *testing.T, spans []*trace.Span, enc encoding) []byte {
 	t.Helper()
 	byService := map[string][]*trace.Span{}
-	var services []string
 	for _, s := range spans {
-		if _, ok := byService[s.Service]; !ok {
-			services = append(services, s.Service)
-		}
 		byService[s.Service] = append(byService[s.Service], s)
 	}
-	sort.Strings(services)
+	services := slices.Sorted(maps.Keys(byService))
 	id := func(h string) any {
 		if !enc.base64IDs || h == "" {
 			return h
@@ -165,13 +157,8 @@ func encode(t *testing.T, spans []*trace.Span, enc encoding) []byte {
 		return strconv.FormatInt(ns, 10)
 	}
 	attrs := func(m map[string]string) []any {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		out := []any{}
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			v := map[string]any{"stringValue": m[k]}
 			if n, err := strconv.ParseInt(m[k], 10, 64); err == nil && len(m[k]) < 10 {
 				v = map[string]any{"intValue": strconv.FormatInt(n, 10)}

@@ -87,18 +87,35 @@ type KafkaProducerContention struct {
 // ID implements Detector.
 func (KafkaProducerContention) ID() string { return "kafka-producer-contention" }
 
-// MetricQueries implements MetricsReader. Metric names are those of the
-// agent's Kafka metric reporter after the collector's Prometheus exporter
-// (services/ingest/README.md lists them).
+// producerMetrics are what the detector reads of the producer's client
+// metrics: its name for each, the series (the agent's Kafka metric reporter
+// after the collector's Prometheus exporter; services/ingest/README.md lists
+// them), and the PromQL that sums the series up per service over a window.
+var producerMetrics = []struct{ name, series, query string }{
+	{"records_per_request_avg", "kafka_producer_records_per_request_avg", "avg by (exported_job) (avg_over_time(%s[%s]))"},
+	{"batch_size_avg_bytes", "kafka_producer_batch_size_avg", "avg by (exported_job) (avg_over_time(%s[%s]))"},
+	{"record_queue_time_avg_ms", "kafka_producer_record_queue_time_avg", "max by (exported_job) (max_over_time(%s[%s]))"},
+	{"bufferpool_wait_seconds", "kafka_producer_bufferpool_wait_time_ns_total", "sum by (exported_job) (increase(%s[%s])) / 1e9"},
+	{"waiting_threads_max", "kafka_producer_waiting_threads", "max by (exported_job) (max_over_time(%s[%s]))"},
+	{"request_rate_avg", "kafka_producer_request_rate", "avg by (exported_job) (avg_over_time(%s[%s]))"},
+}
+
+// MetricQueries implements MetricsReader.
 func (KafkaProducerContention) MetricQueries(w string) map[string]string {
-	return map[string]string{
-		"records_per_request_avg":  fmt.Sprintf("avg by (exported_job) (avg_over_time(kafka_producer_records_per_request_avg[%s]))", w),
-		"batch_size_avg_bytes":     fmt.Sprintf("avg by (exported_job) (avg_over_time(kafka_producer_batch_size_avg[%s]))", w),
-		"record_queue_time_avg_ms": fmt.Sprintf("max by (exported_job) (max_over_time(kafka_producer_record_queue_time_avg[%s]))", w),
-		"bufferpool_wait_seconds":  fmt.Sprintf("sum by (exported_job) (increase(kafka_producer_bufferpool_wait_time_ns_total[%s])) / 1e9", w),
-		"waiting_threads_max":      fmt.Sprintf("max by (exported_job) (max_over_time(kafka_producer_waiting_threads[%s]))", w),
-		"request_rate_avg":         fmt.Sprintf("avg by (exported_job) (avg_over_time(kafka_producer_request_rate[%s]))", w),
+	out := map[string]string{}
+	for _, m := range producerMetrics {
+		out[m.name] = fmt.Sprintf(m.query, m.series, w)
 	}
+	return out
+}
+
+// MetricSeries implements MetricsReader.
+func (KafkaProducerContention) MetricSeries() []string {
+	var out []string
+	for _, m := range producerMetrics {
+		out = append(out, m.series)
+	}
+	return out
 }
 
 // WithMetrics implements MetricsReader.

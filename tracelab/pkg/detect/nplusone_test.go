@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"tracelab/pkg/analyze"
+	"tracelab/internal/tracegen"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/trace"
 )
@@ -108,7 +108,7 @@ func TestNPlusOneIgnoresFewRepeats(t *testing.T) {
 
 // The lab's own case study 003: 1,600 sequential price calls of ~12 ms.
 func TestNPlusOneLabSequential(t *testing.T) {
-	spans := analyze.LabTrace(analyze.LabOptions{Items: 1600, Seed: 1})
+	spans := tracegen.LabTrace(tracegen.LabOptions{Items: 1600, Seed: 1})
 	// Through the wire format and back, as in `tracelab analyze`.
 	traces := throughTheWire(t, spans)
 	fs := nplusone(traces)
@@ -134,7 +134,7 @@ func TestNPlusOneLabSequential(t *testing.T) {
 }
 
 func TestNPlusOneLabBatchIsClean(t *testing.T) {
-	traces := trace.Group(analyze.LabTrace(analyze.LabOptions{Items: 1600, Batch: true, Seed: 1}))
+	traces := trace.Group(tracegen.LabTrace(tracegen.LabOptions{Items: 1600, Batch: true, Seed: 1}))
 	if fs := nplusone(traces); len(fs) != 0 {
 		t.Errorf("the batch fix still reports %+v", fs)
 	}
@@ -183,10 +183,10 @@ func TestNPlusOneThresholds(t *testing.T) {
 func TestNPlusOneAggregatesAcrossTraces(t *testing.T) {
 	var spans []*trace.Span
 	for i, items := range []int{100, 200, 300} {
-		spans = append(spans, analyze.LabTrace(analyze.LabOptions{Items: items, Seed: int64(i + 1),
+		spans = append(spans, tracegen.LabTrace(tracegen.LabOptions{Items: items, Seed: int64(i + 1),
 			Start: time.Date(2025, 1, 1, 0, 0, i, 0, time.UTC)})...)
 	}
-	spans = append(spans, analyze.LabTrace(analyze.LabOptions{Items: 300, Batch: true, Seed: 9})...)
+	spans = append(spans, tracegen.LabTrace(tracegen.LabOptions{Items: 300, Batch: true, Seed: 9})...)
 	traces := trace.Group(spans)
 	fs := nplusone(traces)
 	if len(fs) != 1 {

@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -29,12 +30,7 @@ type Summary struct {
 func Run(ctx context.Context, bin, script string, env map[string]string, summaryFile string, log *os.File, progress func(string, ...any)) (*Summary, error) {
 	cmd := exec.CommandContext(ctx, bin, "run", "--quiet", "--no-color", script)
 	cmd.Env = append(os.Environ(), "SUMMARY_FILE="+summaryFile, "K6_NO_USAGE_REPORT=true")
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		cmd.Env = append(cmd.Env, k+"="+env[k])
 	}
 	cmd.Dir = filepath.Dir(script)

@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 
 	"tracelab/pkg/trace"
 )
@@ -51,6 +52,16 @@ func ParseReader(r io.Reader) ([]*trace.Trace, error) {
 // Parse is ParseReader: it streams too. For a byte slice, pass
 // bytes.NewReader(b).
 func Parse(r io.Reader) ([]*trace.Trace, error) { return ParseReader(r) }
+
+// ReadFile parses a trace file, such as a run's <variant>-traces.json.
+func ReadFile(path string) ([]*trace.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParseReader(f)
+}
 
 // ParseSpans reads every JSON value in r (one document, or many
 // concatenated) and returns their spans in input order, without grouping.

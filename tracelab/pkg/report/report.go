@@ -1,8 +1,8 @@
-// Package report renders a scenario run as one self-contained HTML file:
-// the summary table, the latency distribution of each variant, and a
-// waterfall of a representative trace per variant with the finding
-// highlighted and the critical path marked. No script, font or stylesheet
-// is fetched: the file opens offline.
+// Package report renders a scenario run's result: as one self-contained
+// HTML file (the summary table, the latency distribution of each variant,
+// and a waterfall of a representative trace per variant with the finding
+// highlighted and the critical path marked; no script, font or stylesheet
+// is fetched, so it opens offline), and as the text table the CLI prints.
 package report
 
 import (
@@ -15,9 +15,9 @@ import (
 	"sort"
 	"strings"
 
+	"tracelab/pkg/analyze"
 	"tracelab/pkg/detect"
-	"tracelab/pkg/otlp"
-	"tracelab/pkg/scenario"
+	"tracelab/pkg/result"
 	"tracelab/pkg/trace"
 )
 
@@ -37,7 +37,7 @@ type Options struct {
 }
 
 // WriteFile renders res into path.
-func WriteFile(path string, res *scenario.Result, opt Options) error {
+func WriteFile(path string, res *result.Result, opt Options) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -50,7 +50,7 @@ func WriteFile(path string, res *scenario.Result, opt Options) error {
 }
 
 // Write renders res, reading each variant's traces from its traces file.
-func Write(w io.Writer, res *scenario.Result, opt Options) error {
+func Write(w io.Writer, res *result.Result, opt Options) error {
 	if opt.MaxRows == 0 {
 		opt.MaxRows = 120
 	}
@@ -62,7 +62,7 @@ func Write(w io.Writer, res *scenario.Result, opt Options) error {
 	}
 	var durations [][]float64
 	for _, v := range res.Variants {
-		traces, err := readTraces(v.TracesFile)
+		traces, err := v.ReadTraces()
 		if err != nil {
 			return fmt.Errorf("variant %s: %v", v.Variant, err)
 		}
@@ -89,10 +89,10 @@ func Write(w io.Writer, res *scenario.Result, opt Options) error {
 		page.Variants[i].Histogram = hists[i]
 	}
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"ms":      msString,
+		"ms":      analyze.FormatMs,
 		"pct":     func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) },
 		"float":   func(f float64) string { return fmt.Sprintf("%.2f", f) },
-		"ids":     findingIDs,
+		"ids":     findingList,
 		"upper":   strings.ToUpper,
 		"percent": func(f float64) template.CSS { return template.CSS(fmt.Sprintf("%.3f%%", 100*f)) },
 		"indent":  func(depth int) template.CSS { return template.CSS(fmt.Sprintf("%dpx", 4+12*depth)) },
@@ -104,26 +104,17 @@ func Write(w io.Writer, res *scenario.Result, opt Options) error {
 }
 
 type pageData struct {
-	Result      *scenario.Result
+	Result      *result.Result
 	HideVerdict bool
 	Blind       bool
 	Variants    []variantPage
 }
 
 type variantPage struct {
-	scenario.VariantResult
+	result.VariantResult
 	Findings  []detect.Finding
 	Waterfall *Waterfall
 	Histogram Histogram
-}
-
-func readTraces(path string) ([]*trace.Trace, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return otlp.Parse(f)
 }
 
 // representative picks the trace a finding names as its example, or else
@@ -384,27 +375,10 @@ func histograms(all [][]float64, n int) []Histogram {
 	return out
 }
 
-func msString(v float64) string {
-	if v >= 1000 {
-		return fmt.Sprintf("%.2f s", v/1000)
+// findingList names the detectors that found something, or says none did.
+func findingList(fs []detect.Finding) string {
+	if ids := result.FindingIDs(fs); len(ids) > 0 {
+		return strings.Join(ids, ", ")
 	}
-	if v >= 10 {
-		return fmt.Sprintf("%.0f ms", v)
-	}
-	return fmt.Sprintf("%.1f ms", v)
-}
-
-func findingIDs(fs []detect.Finding) string {
-	seen := map[string]bool{}
-	var ids []string
-	for _, f := range fs {
-		if !seen[f.Detector] {
-			seen[f.Detector] = true
-			ids = append(ids, f.Detector)
-		}
-	}
-	if len(ids) == 0 {
-		return "none"
-	}
-	return strings.Join(ids, ", ")
+	return "none"
 }

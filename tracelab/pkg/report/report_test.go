@@ -8,20 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"tracelab/internal/tracegen"
 	"tracelab/pkg/analyze"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/otlp"
-	"tracelab/pkg/scenario"
+	"tracelab/pkg/result"
 	"tracelab/pkg/trace"
 )
 
 // labRun analyzes generated nplus1 traces as the runner would, writing the
 // traces file the report reads.
-func labRun(t *testing.T, variant string, batch bool) scenario.VariantResult {
+func labRun(t *testing.T, variant string, batch bool) result.VariantResult {
 	t.Helper()
 	var spans []*trace.Span
 	for i := 0; i < 3; i++ {
-		spans = append(spans, analyze.LabTrace(analyze.LabOptions{Items: 200, CallMs: 12, Batch: batch, Start: time.Unix(1700000000+int64(i)*10, 0), Seed: int64(i)})...)
+		spans = append(spans, tracegen.LabTrace(tracegen.LabOptions{Items: 200, CallMs: 12, Batch: batch, Start: time.Unix(1700000000+int64(i)*10, 0), Seed: int64(i)})...)
 	}
 	traces := trace.Group(spans)
 	path := filepath.Join(t.TempDir(), variant+"-traces.json")
@@ -30,7 +31,7 @@ func labRun(t *testing.T, variant string, batch bool) scenario.VariantResult {
 		t.Fatal(err)
 	}
 	f.Close()
-	return scenario.VariantResult{
+	return result.VariantResult{
 		Variant:    variant,
 		Metrics:    map[string]float64{"p50_ms": 1},
 		Analysis:   analyze.Analyze(traces, detect.All()),
@@ -39,9 +40,9 @@ func labRun(t *testing.T, variant string, batch bool) scenario.VariantResult {
 }
 
 func render(t *testing.T, opt Options) string {
-	res := &scenario.Result{Scenario: "nplus1", Profile: "smoke", Verdict: "pass",
-		Variants: []scenario.VariantResult{labRun(t, "baseline", false), labRun(t, "fixed", true)},
-		Checks:   []scenario.Check{{Name: "baseline: n-plus-one found", OK: true}}}
+	res := &result.Result{Scenario: "nplus1", Profile: "smoke", Verdict: "pass",
+		Variants: []result.VariantResult{labRun(t, "baseline", false), labRun(t, "fixed", true)},
+		Checks:   []result.Check{{Name: "baseline: n-plus-one found", OK: true}}}
 	var b bytes.Buffer
 	if err := Write(&b, res, opt); err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestBlindReportHidesTheAnswer(t *testing.T) {
 // different statements); the ids arrive as []string from a run in memory
 // and as []any from a result.json read back.
 func TestHighlightBySpanIDs(t *testing.T) {
-	tr := trace.Group(analyze.LabTrace(analyze.LabOptions{Items: 3, Seed: 1}))[0]
+	tr := trace.Group(tracegen.LabTrace(tracegen.LabOptions{Items: 3, Seed: 1}))[0]
 	a, b := tr.Spans[1].SpanID, tr.Spans[2].SpanID
 	for _, ids := range []any{[]string{a, b}, []any{a, b}} {
 		f := &detect.Finding{Operation: "not an operation", Evidence: map[string]any{"highlight_span_ids": ids}}

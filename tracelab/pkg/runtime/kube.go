@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -27,7 +26,8 @@ import (
 //   - endpoints keep the local runtime's ports on 127.0.0.1: kind maps them
 //     from NodePorts (k8s/kind/cluster.yaml), EKS reaches them by kubectl
 //     port-forward, which tracelab starts and stops;
-//   - traces come from the cluster's Jaeger, by the same query API.
+//   - traces come from the cluster's Jaeger and metrics from its
+//     Prometheus, by the same query APIs and at the same ports.
 //
 // The cluster and the lab on it outlive a tracelab run (make kind-down and
 // make eks-down remove them); what a run starts, the port-forwards, does not.
@@ -37,9 +37,10 @@ type Kube struct {
 	namespace string
 	portFwd   bool // reach endpoints by port-forward (EKS) rather than NodePorts (kind)
 	ports     map[string]string
+	infra     []string // the telemetry stack a scenario needs, as on the local runtime
 	kubectl   Kubectl
 	forwards  map[string]Forward // service -> its port-forward
-	Progress  func(format string, a ...any)
+	progress  Progress
 }
 
 // Kubectl runs kubectl; tests replace it with recorded interactions.
@@ -61,9 +62,6 @@ var kubeContexts = map[string]string{"kind": "kind-tracelab", "eks": "tracelab-e
 // Namespace is where k8s/base puts the lab.
 const Namespace = "tracelab"
 
-// kubeInfra is the telemetry stack a scenario needs, as on the local runtime.
-var kubeInfra = []string{"jaeger", "otelcol", "prometheus"}
-
 // The environment variables tracelab keeps on a workload: LAB_VARIANT is
 // recorded on every span (lab.variant); LAB_SETTINGS names the variables the
 // current variant set, so that the next variant removes those it does not set.
@@ -76,7 +74,7 @@ const (
 // well under a minute, but pulling an image on a fresh EKS node takes longer.
 const rolloutTimeout = 5 * time.Minute
 
-func NewKube(name, root string) (*Kube, error) {
+func NewKube(name, root string, progress Progress) (*Kube, error) {
 	ports, err := ReadEnvFile(filepath.Join(root, "infra", "local", "ports.env"))
 	if err != nil {
 		return nil, err
@@ -88,12 +86,20 @@ func NewKube(name, root string) (*Kube, error) {
 	if ctx == "" {
 		ctx = kubeContexts[name]
 	}
-	return newKube(name, ctx, ports, execKubectl{}), nil
+	infra, err := infra(root)
+	if err != nil {
+		return nil, err
+	}
+	k := newKube(name, ctx, ports, infra, execKubectl{})
+	if progress != nil {
+		k.progress = progress
+	}
+	return k, nil
 }
 
-func newKube(name, context string, ports map[string]string, k Kubectl) *Kube {
+func newKube(name, context string, ports map[string]string, infra []string, k Kubectl) *Kube {
 	return &Kube{name: name, context: context, namespace: Namespace, portFwd: name == "eks",
-		ports: ports, kubectl: k, forwards: map[string]Forward{}, Progress: func(string, ...any) {}}
+		ports: ports, infra: infra, kubectl: k, forwards: map[string]Forward{}, progress: func(string, ...any) {}}
 }
 
 func (k *Kube) Name() string { return k.name }
@@ -109,8 +115,9 @@ func (k *Kube) run(ctx context.Context, args ...string) ([]byte, error) {
 
 // workload is what Up needs of a Deployment or StatefulSet.
 type workload struct {
-	kind, name string
-	env        map[string]string // of all its containers
+	kind, name      string
+	env             map[string]string // of all its containers
+	replicas, ready int
 }
 
 // workloads lists the lab's Deployments and StatefulSets by name.
@@ -128,7 +135,11 @@ func (k *Kube) workloads(ctx context.Context) (map[string]workload, error) {
 			Metadata struct {
 				Name string `json:"name"`
 			} `json:"metadata"`
+			Status struct {
+				ReadyReplicas int `json:"readyReplicas"`
+			} `json:"status"`
 			Spec struct {
+				Replicas *int `json:"replicas"`
 				Template struct {
 					Spec struct {
 						Containers []struct {
@@ -147,7 +158,10 @@ func (k *Kube) workloads(ctx context.Context) (map[string]workload, error) {
 	}
 	m := map[string]workload{}
 	for _, it := range list.Items {
-		w := workload{kind: strings.ToLower(it.Kind), name: it.Metadata.Name, env: map[string]string{}}
+		w := workload{kind: strings.ToLower(it.Kind), name: it.Metadata.Name, env: map[string]string{}, replicas: 1, ready: it.Status.ReadyReplicas}
+		if it.Spec.Replicas != nil {
+			w.replicas = *it.Spec.Replicas
+		}
 		// kubectl set env sets every container; a setting may be declared
 		// on any of them (toxiproxy's DB_LATENCY_MS is its configurer's).
 		for _, c := range it.Spec.Template.Spec.Containers {
@@ -174,14 +188,14 @@ func (k *Kube) Up(ctx context.Context, services []string, settings Settings, var
 	if err != nil {
 		return err
 	}
-	for _, name := range append(append([]string{}, kubeInfra...), services...) {
+	for _, name := range append(append([]string{}, k.infra...), services...) {
 		w, ok := all[name]
 		if !ok {
 			return fmt.Errorf("%s has no Deployment or StatefulSet in namespace %s of context %s; is k8s/overlays/%s applied? ('make %s-up')", name, k.namespace, k.context, k.name, k.name)
 		}
 		changes := envChanges(w.env, settings[name], variant)
 		if len(changes) > 0 {
-			k.Progress("setting %s on %s/%s", strings.Join(changes, " "), w.kind, name)
+			k.progress("setting %s on %s/%s", strings.Join(changes, " "), w.kind, name)
 			if _, err := k.run(ctx, append([]string{"set", "env", w.kind + "/" + name}, changes...)...); err != nil {
 				return err
 			}
@@ -192,7 +206,10 @@ func (k *Kube) Up(ctx context.Context, services []string, settings Settings, var
 		}
 	}
 	if k.portFwd {
-		return k.forward(ctx, "jaeger", k.ports["JAEGER_QUERY_PORT"])
+		if err := k.forward(ctx, "jaeger", k.ports["JAEGER_QUERY_PORT"]); err != nil {
+			return err
+		}
+		return k.forward(ctx, "prometheus", k.ports["PROMETHEUS_PORT"])
 	}
 	return nil
 }
@@ -209,11 +226,7 @@ func envChanges(current, want map[string]string, variant string) []string {
 	if _, ok := current[envVariant]; ok {
 		desired[envVariant] = variant
 	}
-	keys := make([]string, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(want))
 	if _, ok := current[envSettings]; ok || len(keys) > 0 {
 		desired[envSettings] = strings.Join(keys, ",")
 	}
@@ -252,11 +265,15 @@ func (k *Kube) Endpoint(service string) (string, error) {
 
 func (k *Kube) JaegerURL() string { return "http://127.0.0.1:" + k.ports["JAEGER_QUERY_PORT"] }
 
+// PrometheusURL is the cluster's Prometheus (k8s/base/telemetry), reached
+// as Jaeger is: a NodePort on kind, a port-forward on EKS.
+func (k *Kube) PrometheusURL() string { return "http://127.0.0.1:" + k.ports["PROMETHEUS_PORT"] }
+
 func (k *Kube) forward(ctx context.Context, service, port string) error {
 	if _, ok := k.forwards[service]; ok {
 		return nil
 	}
-	k.Progress("port-forward 127.0.0.1:%s -> service/%s", port, service)
+	k.progress("port-forward 127.0.0.1:%s -> service/%s", port, service)
 	f, err := k.kubectl.Forward(ctx, "--context", k.context, "-n", k.namespace, "port-forward",
 		"--address", "127.0.0.1", "service/"+service, port+":"+port)
 	if err != nil {
@@ -276,19 +293,26 @@ func (k *Kube) stopForward(service string) {
 // Down stops the port-forwards this run started. The cluster and the lab
 // stay; make kind-down or make eks-down remove them.
 func (k *Kube) Down(ctx context.Context) error {
-	for _, s := range sortedForwardNames(k.forwards) {
+	for _, s := range slices.Sorted(maps.Keys(k.forwards)) {
 		k.stopForward(s)
 	}
 	return nil
 }
 
-func sortedForwardNames(m map[string]Forward) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
+// Status is one line per workload of the lab: kind, name, ready replicas.
+func (k *Kube) Status(ctx context.Context) (string, error) {
+	all, err := k.workloads(ctx)
+	if err != nil {
+		return "", err
 	}
-	sort.Strings(names)
-	return names
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-12s %-14s %s\n", "KIND", "NAME", "READY")
+	for _, name := range slices.Sorted(maps.Keys(all)) {
+		w := all[name]
+		fmt.Fprintf(&b, "%-12s %-14s %d/%d\n", w.kind, w.name, w.ready, w.replicas)
+	}
+	fmt.Fprintf(&b, "\ncontext %s, namespace %s   Jaeger %s   Prometheus %s\n", k.context, k.namespace, k.JaegerURL(), k.PrometheusURL())
+	return b.String(), nil
 }
 
 // execKubectl runs the kubectl on the PATH.
@@ -383,4 +407,12 @@ func orErr(s string, err error) string {
 		return s
 	}
 	return err.Error()
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -45,22 +45,21 @@ func loadTranscript(t *testing.T, path string) *transcript {
 	return tr
 }
 
-func (tr *transcript) next(args []string) step {
+func (tr *transcript) next(got string) step {
 	tr.t.Helper()
-	got := "kubectl " + strings.Join(args, " ")
 	if len(tr.steps) == 0 {
 		tr.t.Fatalf("unexpected call after the end of the transcript: %s", got)
 	}
 	s := tr.steps[0]
 	tr.steps = tr.steps[1:]
 	if got != s.command {
-		tr.t.Fatalf("kubectl call differs from the transcript:\n got: %s\nwant: %s", got, s.command)
+		tr.t.Fatalf("call differs from the transcript:\n got: %s\nwant: %s", got, s.command)
 	}
 	return s
 }
 
 func (tr *transcript) Output(ctx context.Context, args ...string) ([]byte, error) {
-	s := tr.next(args)
+	s := tr.next("kubectl " + strings.Join(args, " "))
 	if s.fail {
 		return nil, errors.New(strings.TrimSpace(s.output))
 	}
@@ -68,7 +67,7 @@ func (tr *transcript) Output(ctx context.Context, args ...string) ([]byte, error
 }
 
 func (tr *transcript) Forward(ctx context.Context, args ...string) (Forward, error) {
-	s := tr.next(args)
+	s := tr.next("kubectl " + strings.Join(args, " "))
 	if !strings.HasPrefix(s.output, "Forwarding from") {
 		return nil, errors.New(strings.TrimSpace(s.output))
 	}
@@ -89,11 +88,14 @@ func (tr *transcript) done() {
 	}
 }
 
-var labPorts = map[string]string{"CATALOG_PORT": "18080", "PRICING_PORT": "18081", "GATEWAY_PORT": "18084", "JAEGER_QUERY_PORT": "16686"}
+// labInfra is what infra/components.yaml marks always, as the transcripts recorded.
+var labInfra = []string{"jaeger", "otelcol", "prometheus"}
+
+var labPorts = map[string]string{"CATALOG_PORT": "18080", "PRICING_PORT": "18081", "GATEWAY_PORT": "18084", "JAEGER_QUERY_PORT": "16686", "PROMETHEUS_PORT": "19090"}
 
 func TestKindAppliesVariantsByRollout(t *testing.T) {
 	tr := loadTranscript(t, "testdata/kind-nplus1.transcript")
-	k := newKube("kind", "kind-tracelab", labPorts, tr)
+	k := newKube("kind", "kind-tracelab", labPorts, labInfra, tr)
 	ctx := context.Background()
 	services := []string{"pricing", "catalog"}
 	profile := map[string]string{"PRICING_ITEM_COUNT": "200", "PRICING_LIST_LATENCY_MS": "50"}
@@ -107,8 +109,8 @@ func TestKindAppliesVariantsByRollout(t *testing.T) {
 	if err := k.Up(ctx, services, Settings{"pricing": profile, "catalog": {"CATALOG_FETCH_MODE": "batch"}}, "fixed"); err != nil {
 		t.Fatal(err)
 	}
-	if k.JaegerURL() != "http://127.0.0.1:16686" {
-		t.Errorf("Jaeger at %s", k.JaegerURL())
+	if k.JaegerURL() != "http://127.0.0.1:16686" || k.PrometheusURL() != "http://127.0.0.1:19090" {
+		t.Errorf("Jaeger at %s, Prometheus at %s", k.JaegerURL(), k.PrometheusURL())
 	}
 	k.Down(ctx)
 	tr.done()
@@ -116,7 +118,7 @@ func TestKindAppliesVariantsByRollout(t *testing.T) {
 
 func TestEKSRemovesStaleSettingsAndPortForwards(t *testing.T) {
 	tr := loadTranscript(t, "testdata/eks-antpath.transcript")
-	k := newKube("eks", "tracelab-eks", labPorts, tr)
+	k := newKube("eks", "tracelab-eks", labPorts, labInfra, tr)
 	ctx := context.Background()
 	if err := k.Up(ctx, []string{"gateway"}, Settings{"gateway": {"GATEWAY_PATH_MATCHING": "path-pattern"}}, "fixed"); err != nil {
 		t.Fatal(err)
@@ -129,8 +131,11 @@ func TestEKSRemovesStaleSettingsAndPortForwards(t *testing.T) {
 		t.Error(err)
 	}
 	k.Down(ctx)
-	if got := strings.Join(tr.stopped, ","); got != "service/gateway,service/jaeger" {
-		t.Errorf("stopped port-forwards %q, want both", got)
+	if k.PrometheusURL() != "http://127.0.0.1:19090" {
+		t.Errorf("Prometheus at %s", k.PrometheusURL())
+	}
+	if got := strings.Join(tr.stopped, ","); got != "service/gateway,service/jaeger,service/prometheus" {
+		t.Errorf("stopped port-forwards %q, want all three", got)
 	}
 	tr.done()
 }
@@ -155,7 +160,7 @@ $ kubectl --context kind-tracelab -n tracelab rollout status deployment/jaeger -
 		t.Run(tc.name, func(t *testing.T) {
 			path := t.TempDir() + "/t.transcript"
 			os.WriteFile(path, []byte(tc.transcript+"\n"), 0o644)
-			k := newKube("kind", "kind-tracelab", labPorts, loadTranscript(t, path))
+			k := newKube("kind", "kind-tracelab", labPorts, labInfra, loadTranscript(t, path))
 			err := k.Up(context.Background(), []string{"catalog"}, nil, "baseline")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want %q", err, tc.want)
@@ -187,4 +192,21 @@ func TestEnvChanges(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.changes)
 		}
 	}
+}
+
+// Status lists the workloads kubectl reports, with their ready replicas.
+func TestKubeStatusListsTheWorkloads(t *testing.T) {
+	tr := loadTranscript(t, "testdata/kind-nplus1.transcript")
+	tr.steps = tr.steps[:1] // the first answer of get deployments,statefulsets
+	k := newKube("kind", "kind-tracelab", labPorts, labInfra, tr)
+	out, err := k.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"deployment   catalog        1/1", "Prometheus http://127.0.0.1:19090"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	tr.done()
 }

@@ -1,24 +1,28 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"tracelab/pkg/components"
 )
 
-// infra is the telemetry stack every scenario needs on the local runtime.
-var infra = []string{"jaeger", "otelcol", "prometheus"}
+// infra is the telemetry stack every scenario needs on the local runtime:
+// the infrastructure infra/components.yaml marks always.
+func infra(root string) ([]string, error) {
+	_, always, err := components.InfraNames(root)
+	return always, err
+}
 
 // Local runs every component as a plain process on 127.0.0.1 under
 // process-compose (infra/local/process-compose.yaml). process-compose runs
@@ -27,23 +31,53 @@ var infra = []string{"jaeger", "otelcol", "prometheus"}
 type Local struct {
 	root, state string
 	ports       map[string]string // ports.env
-	tools       map[string]string // .state/tools.env
-	Progress    func(format string, a ...any)
+	pc          ProcessCompose
+	progress    Progress
+	poll        time.Duration // between two looks at the processes' states
+	stopWait    time.Duration // for the processes to stop after process-compose down
+}
+
+// ProcessCompose is how Local drives process-compose and the processes it
+// started; tests replace it with recorded answers (testdata/*.pc.transcript).
+type ProcessCompose interface {
+	// Call runs a client command (process list, process restart, down...)
+	// and returns its standard output.
+	Call(ctx context.Context, args ...string) ([]byte, error)
+	// Launch starts the server (process-compose up ...) detached, in its
+	// own process group, with its output appended to logPath, and returns
+	// its pid.
+	Launch(args []string, logPath string) (int, error)
+	// Alive tells whether a process is alive; a zombie is not.
+	Alive(pid int) bool
+	// Stop asks a process to end (SIGTERM).
+	Stop(pid int)
+	// Kill sends SIGKILL to a process and its process group.
+	Kill(pid int)
 }
 
 // ErrNoTools means .state/tools.env is missing: nothing can have been started.
 var ErrNoTools = errors.New("the lab's tools are not installed; run 'make tools'")
 
-func NewLocal(root string) (*Local, error) {
-	l := &Local{root: root, state: filepath.Join(root, ".state"), Progress: func(string, ...any) {}}
-	var err error
-	if l.ports, err = ReadEnvFile(filepath.Join(root, "infra", "local", "ports.env")); err != nil {
+func NewLocal(root string, progress Progress) (*Local, error) {
+	ports, err := ReadEnvFile(filepath.Join(root, "infra", "local", "ports.env"))
+	if err != nil {
 		return nil, err
 	}
-	if l.tools, err = ReadEnvFile(filepath.Join(l.state, "tools.env")); err != nil {
+	tools, err := ReadEnvFile(filepath.Join(root, ".state", "tools.env"))
+	if err != nil {
 		return nil, ErrNoTools
 	}
+	pc := &execProcessCompose{bin: tools["PROCESS_COMPOSE_BIN"], dir: root, env: environ(root, tools, ports)}
+	l := newLocal(root, ports, pc)
+	if progress != nil {
+		l.progress = progress
+	}
 	return l, nil
+}
+
+func newLocal(root string, ports map[string]string, pc ProcessCompose) *Local {
+	return &Local{root: root, state: filepath.Join(root, ".state"), ports: ports, pc: pc,
+		progress: func(string, ...any) {}, poll: 500 * time.Millisecond, stopWait: 30 * time.Second}
 }
 
 func (l *Local) Name() string { return "local" }
@@ -61,13 +95,12 @@ func (l *Local) Endpoint(service string) (string, error) {
 
 func (l *Local) JaegerURL() string { return "http://127.0.0.1:" + l.ports["JAEGER_QUERY_PORT"] }
 
-// PrometheusURL is the base URL of the local Prometheus.
 func (l *Local) PrometheusURL() string { return "http://127.0.0.1:" + l.ports["PROMETHEUS_PORT"] }
 
 // Running reports whether a process-compose started by the lab is alive.
 func (l *Local) Running() bool {
 	pid := l.pid()
-	return pid > 0 && syscall.Kill(pid, 0) == nil
+	return pid > 0 && l.pc.Alive(pid)
 }
 
 func (l *Local) pid() int {
@@ -79,38 +112,9 @@ func (l *Local) pid() int {
 	return pid
 }
 
-// environ is what process-compose expands its file with, and what every
-// process inherits: the tool paths, the ports and the state folder.
-func (l *Local) environ() []string {
-	env := os.Environ()
-	for _, m := range []map[string]string{l.tools, l.ports} {
-		for k, v := range m {
-			env = append(env, k+"="+v)
-		}
-	}
-	return append(env, "LAB_ROOT="+l.root, "LAB_STATE="+l.state, "LAB_VERSION="+l.version(), "PC_DISABLE_TUI=1")
-}
-
-// version is the checkout's commit, recorded on every span as service.version.
-func (l *Local) version() string {
-	out, err := exec.Command("git", "-C", l.root, "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "dev"
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func (l *Local) pc(ctx context.Context, args ...string) ([]byte, error) {
-	args = append(args, "--unix-socket", l.socket())
-	cmd := exec.CommandContext(ctx, l.tools["PROCESS_COMPOSE_BIN"], args...)
-	cmd.Env = l.environ()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("process-compose %s: %v: %s", args[0], err, firstLine(stderr.String()))
-	}
-	return out, nil
+// call runs a process-compose client command against the lab's instance.
+func (l *Local) call(ctx context.Context, args ...string) ([]byte, error) {
+	return l.pc.Call(ctx, append(args, "--unix-socket", l.socket())...)
 }
 
 // Up writes each service's settings file and starts what is missing; a
@@ -140,7 +144,11 @@ func (l *Local) Up(ctx context.Context, services []string, settings Settings, va
 		}
 		changed[svc] = true
 	}
-	want := append(append([]string{}, infra...), services...)
+	always, err := infra(l.root)
+	if err != nil {
+		return err
+	}
+	want := append(always, services...)
 
 	if !l.Running() {
 		if err := l.checkPortsFree(); err != nil {
@@ -161,11 +169,11 @@ func (l *Local) Up(ctx context.Context, services []string, settings Settings, va
 		st, known := states[name]
 		switch {
 		case !known || !st.IsRunning:
-			l.Progress("starting %s", name)
-			_, err = l.pc(ctx, "process", "start", name)
+			l.progress("starting %s", name)
+			_, err = l.call(ctx, "process", "start", name)
 		case changed[name]:
-			l.Progress("restarting %s with the %s settings", name, variant)
-			_, err = l.pc(ctx, "process", "restart", name)
+			l.progress("restarting %s with the %s settings", name, variant)
+			_, err = l.call(ctx, "process", "restart", name)
 		default:
 			continue
 		}
@@ -181,12 +189,7 @@ func (l *Local) Up(ctx context.Context, services []string, settings Settings, va
 
 // checkPortsFree names the first lab port another program holds.
 func (l *Local) checkPortsFree() error {
-	keys := make([]string, 0, len(l.ports))
-	for k := range l.ports {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(l.ports)) {
 		addr := "127.0.0.1:" + l.ports[k]
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -199,28 +202,17 @@ func (l *Local) checkPortsFree() error {
 
 func (l *Local) start(processes []string) error {
 	logPath := filepath.Join(l.state, "logs", "process-compose.log")
-	out, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer out.Close()
 	os.Remove(l.socket())
 	args := []string{"up", "--tui=false", "--disable-dotenv", "--ordered-shutdown",
 		"--unix-socket", l.socket(), "--log-file", logPath,
-		"--config", filepath.Join(l.root, "infra", "local", "process-compose.yaml")}
-	cmd := exec.Command(l.tools["PROCESS_COMPOSE_BIN"], append(args, processes...)...)
-	cmd.Env = l.environ()
-	cmd.Dir = l.root
-	cmd.Stdout, cmd.Stderr = out, out
-	// Its own process group, so a Ctrl-C meant for tracelab reaches
-	// process-compose only through tracelab's orderly Down.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+		"--config", filepath.Join(l.root, "infra", "local", "process-compose.yaml"),
+		"--config", filepath.Join(l.root, "infra", "local", "services.process-compose.yaml")}
+	pid, err := l.pc.Launch(append(args, processes...), logPath)
+	if err != nil {
 		return fmt.Errorf("cannot start process-compose: %v", err)
 	}
-	l.Progress("started process-compose (pid %d): %s", cmd.Process.Pid, strings.Join(processes, ", "))
-	go cmd.Wait() // reap it if it dies while tracelab still runs
-	return os.WriteFile(l.pidFile(), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+	l.progress("started process-compose (pid %d): %s", pid, strings.Join(processes, ", "))
+	return os.WriteFile(l.pidFile(), []byte(strconv.Itoa(pid)), 0o644)
 }
 
 type processState struct {
@@ -236,7 +228,7 @@ type processState struct {
 
 // States returns what process-compose knows of each process.
 func (l *Local) states(ctx context.Context) (map[string]processState, error) {
-	out, err := l.pc(ctx, "process", "list", "--output", "json")
+	out, err := l.call(ctx, "process", "list", "--output", "json")
 	if err != nil {
 		return nil, err
 	}
@@ -294,13 +286,13 @@ func (l *Local) waitReady(ctx context.Context, want []string, replaced map[strin
 			return fmt.Errorf("not ready after %s: %s; see .state/logs/", limit, strings.Join(pending, ", "))
 		}
 		if time.Since(lastReport) > 10*time.Second && len(pending) > 0 {
-			l.Progress("waiting for %s to be ready", strings.Join(pending, ", "))
+			l.progress("waiting for %s to be ready", strings.Join(pending, ", "))
 			lastReport = time.Now()
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(l.poll):
 		}
 	}
 }
@@ -322,28 +314,20 @@ func (l *Local) Down(ctx context.Context) error {
 			}
 		}
 	}
-	l.Progress("stopping the local stack")
-	if _, err := l.pc(ctx, "down"); err != nil {
-		syscall.Kill(pcPid, syscall.SIGTERM)
+	l.progress("stopping the local stack")
+	if _, err := l.call(ctx, "down"); err != nil {
+		l.progress("process-compose down: %v; stopping it by signal", err)
+		l.pc.Stop(pcPid)
 	}
-	alive := func() bool {
-		if syscall.Kill(pcPid, 0) == nil && !isZombie(pcPid) {
-			return true
-		}
-		for _, p := range children {
-			if syscall.Kill(p, 0) == nil && !isZombie(p) {
-				return true
-			}
-		}
-		return false
-	}
-	for deadline := time.Now().Add(30 * time.Second); alive() && time.Now().Before(deadline); {
-		time.Sleep(200 * time.Millisecond)
+	alive := func() bool { return slices.ContainsFunc(append(children, pcPid), l.pc.Alive) }
+	// process-compose stops the processes in reverse dependency order, each
+	// in its own time (PostgreSQL and Kafka flush first): wait for the last.
+	for deadline := time.Now().Add(l.stopWait); alive() && time.Now().Before(deadline); {
+		time.Sleep(l.poll)
 	}
 	if alive() {
 		for _, p := range append(children, pcPid) {
-			syscall.Kill(-p, syscall.SIGKILL)
-			syscall.Kill(p, syscall.SIGKILL)
+			l.pc.Kill(p)
 		}
 	}
 	return nil
@@ -358,14 +342,9 @@ func (l *Local) Status(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	names := make([]string, 0, len(states))
-	for n := range states {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-12s %-11s %-10s %8s %10s\n", "PROCESS", "STATUS", "READY", "PID", "MEM")
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(states)) {
 		s := states[n]
 		fmt.Fprintf(&b, "%-12s %-11s %-10s %8d %9.0fM\n", n, s.Status, s.Ready, s.Pid, float64(s.Mem)/(1<<20))
 	}
@@ -427,19 +406,6 @@ func residentBytes(pid int) int64 {
 	return 0
 }
 
-func isZombie(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	// The state follows the command name in parentheses.
-	s := string(data)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] == 'Z'
-	}
-	return false
-}
-
 func lastLogLine(path string) string {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -452,12 +418,4 @@ func lastLogLine(path string) string {
 		}
 	}
 	return "empty log"
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -6,9 +6,10 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -27,19 +28,27 @@ type Runtime interface {
 	Endpoint(service string) (string, error)
 	// JaegerURL is the base URL of Jaeger's query API.
 	JaegerURL() string
+	// PrometheusURL is the base URL of the Prometheus that scrapes the
+	// services' metrics.
+	PrometheusURL() string
+	// Status describes the stack's processes or workloads, one per line.
+	Status(ctx context.Context) (string, error)
 	// Down stops everything the runtime started; it is safe to call twice.
 	Down(ctx context.Context) error
 	// Running tells whether the runtime's stack is up.
 	Running() bool
 }
 
+// Progress receives a runtime's progress lines (printf-style).
+type Progress func(format string, a ...any)
+
 // New returns the runtime called name; root is the lab's checkout.
-func New(name, root string) (Runtime, error) {
+func New(name, root string, progress Progress) (Runtime, error) {
 	switch name {
 	case "", "local":
-		return NewLocal(root)
+		return NewLocal(root, progress)
 	case "kind", "eks":
-		return NewKube(name, root)
+		return NewKube(name, root, progress)
 	default:
 		return nil, fmt.Errorf("unknown runtime %q; known runtimes: local, kind, eks", name)
 	}
@@ -69,14 +78,9 @@ func ReadEnvFile(path string) (map[string]string, error) {
 // envFileContent renders vars as a sorted KEY=VALUE file, so that equal
 // settings give equal bytes and a restart happens only on a real change.
 func envFileContent(vars map[string]string) string {
-	keys := make([]string, 0, len(vars))
-	for k := range vars {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
 	b.WriteString("# Written by tracelab: the startup settings of this service's current variant.\n")
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		fmt.Fprintf(&b, "%s=%s\n", k, vars[k])
 	}
 	return b.String()

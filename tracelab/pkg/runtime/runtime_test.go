@@ -37,7 +37,7 @@ func TestPortTakenIsNamed(t *testing.T) {
 }
 
 func TestUnknownRuntime(t *testing.T) {
-	if _, err := New("docker", t.TempDir()); err == nil || !strings.Contains(err.Error(), "known runtimes: local") {
+	if _, err := New("docker", t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "known runtimes: local") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
-	"sort"
-	"strings"
 	"time"
+
+	"tracelab/pkg/result"
 )
 
 // Baseline is scenarios/<name>/baseline.json: the numbers recorded by a
@@ -61,7 +61,7 @@ func (b *Baseline) Lookup(profile, variant string) (RecordedVariant, bool) {
 }
 
 // Record replaces the profile's entries for the variants of res.
-func (b *Baseline) Record(profile string, res *Result) {
+func (b *Baseline) Record(profile string, res *result.Result) {
 	p := b.Profiles[profile]
 	if p == nil {
 		p = &ProfileBaseline{Variants: map[string]RecordedVariant{}}
@@ -71,7 +71,7 @@ func (b *Baseline) Record(profile string, res *Result) {
 	p.Machine = fmt.Sprintf("%s/%s, %d CPUs", goruntime.GOOS, goruntime.GOARCH, goruntime.NumCPU())
 	p.Command = fmt.Sprintf("tracelab scenario run %s --profile %s --record", res.Scenario, profile)
 	for _, v := range res.Variants {
-		p.Variants[v.Variant] = RecordedVariant{Metrics: v.Metrics, Findings: findingIDs(v)}
+		p.Variants[v.Variant] = RecordedVariant{Metrics: v.Metrics, Findings: result.FindingIDs(v.Analysis.Findings)}
 	}
 }
 
@@ -81,26 +81,4 @@ func (b *Baseline) Save(dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "baseline.json"), append(data, '\n'), 0o644)
-}
-
-func findingIDs(v VariantResult) []string {
-	seen := map[string]bool{}
-	ids := []string{}
-	for _, f := range v.Analysis.Findings {
-		if !seen[f.Detector] {
-			seen[f.Detector] = true
-			ids = append(ids, f.Detector)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-func joinKeys[V any](m map[string]V) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return strings.Join(keys, ", ")
 }

@@ -1,5 +1,7 @@
 // Package scenario loads and validates scenarios/<name>/scenario.yaml, the
-// contract between a scenario's author and the runner, and runs them.
+// contract between a scenario's author and the runner, and keeps the
+// numbers of its reference runs (baseline.json). Package run runs it and
+// package judge judges the run.
 package scenario
 
 import (
@@ -8,8 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,6 +22,7 @@ import (
 	"golang.org/x/text/message"
 	"gopkg.in/yaml.v3"
 
+	"tracelab/pkg/components"
 	"tracelab/pkg/runtime"
 )
 
@@ -45,6 +50,15 @@ type Entrypoint struct {
 	Service string `json:"service"`
 	Method  string `json:"method"`
 	Path    string `json:"path"`
+}
+
+// Matches tells whether a request path or route is the entrypoint's; a path
+// ending in * is a prefix, for loads spread over many routes.
+func (ep Entrypoint) Matches(path string) bool {
+	if prefix, ok := strings.CutSuffix(ep.Path, "*"); ok {
+		return strings.HasPrefix(path, prefix)
+	}
+	return path == ep.Path
 }
 
 type LoadSpec struct {
@@ -169,8 +183,47 @@ func Load(root, name string) (*Scenario, error) {
 	if _, err := os.Stat(filepath.Join(root, s.Load.Script)); err != nil {
 		return nil, fmt.Errorf("%s: field load.script: %s does not exist", relPath(root, path), s.Load.Script)
 	}
+	if err := s.checkComponents(root); err != nil {
+		return nil, fmt.Errorf("%s: %w", relPath(root, path), err)
+	}
 	s.Dir = dir
 	return s, nil
+}
+
+// checkComponents: every service the scenario names is a component of the
+// lab, and every setting it changes is one its component's description
+// declares, with an allowed value.
+func (s *Scenario) checkComponents(root string) error {
+	lab, err := components.Load(root)
+	if err != nil {
+		return err
+	}
+	for _, svc := range s.Services {
+		if lab.Service(svc) == nil && lab.Infra(svc) == nil {
+			return fmt.Errorf("field services: %q is neither a service (services/*/service.yaml) nor infrastructure (%s)", svc, components.InfraFile)
+		}
+	}
+	check := func(field string, st Settings) error {
+		for _, c := range slices.Sorted(maps.Keys(st)) {
+			for _, v := range slices.Sorted(maps.Keys(st[c])) {
+				if err := lab.CheckSetting(c, v, st[c][v]); err != nil {
+					return fmt.Errorf("field %s.%s.%s: %v", field, c, v, err)
+				}
+			}
+		}
+		return nil
+	}
+	for _, p := range slices.Sorted(maps.Keys(s.Load.Profiles)) {
+		if err := check("load.profiles."+p+".settings", s.Load.Profiles[p].Settings); err != nil {
+			return err
+		}
+	}
+	for _, v := range slices.Sorted(maps.Keys(s.Variants)) {
+		if err := check("variants."+v+".settings", s.Variants[v].Settings); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Parse validates a scenario document against the schema, then checks the
@@ -260,15 +313,8 @@ func (s *Scenario) checkReferences() error {
 
 // VariantNames returns baseline and fixed first, then the others sorted.
 func (s *Scenario) VariantNames() []string {
-	names := []string{"baseline", "fixed"}
-	var rest []string
-	for n := range s.Variants {
-		if n != "baseline" && n != "fixed" {
-			rest = append(rest, n)
-		}
-	}
-	sort.Strings(rest)
-	return append(names, rest...)
+	rest := slices.DeleteFunc(slices.Sorted(maps.Keys(s.Variants)), func(n string) bool { return n == "baseline" || n == "fixed" })
+	return append([]string{"baseline", "fixed"}, rest...)
 }
 
 // DefaultVariants is what `--variant both` runs with a profile.

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	"tracelab/pkg/components"
+	"tracelab/pkg/generate"
+)
+
+func init() {
+	register("generate", "write the services' local processes, Kubernetes manifests and ports from services/*/service.yaml (--check: only compare)", runGenerate)
+	register("services", "list the services: NAME FRAMEWORK PORT, one a line, from services/*/service.yaml", runServices)
+}
+
+func runGenerate(args []string) int {
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	check := fs.Bool("check", false, "write nothing; fail if a generated file is out of date")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return fail(exitUsage, "usage: tracelab generate [--check]")
+	}
+	root, err := labRoot()
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	files, err := generate.All(root)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	stale := files.Stale(root)
+	if *check {
+		if len(stale) > 0 {
+			return fail(exitFail, "out of date with services/*/service.yaml: %s; run 'make generate'", strings.Join(stale, ", "))
+		}
+		fmt.Printf("generated files: up to date (%d)\n", len(files))
+		return exitOK
+	}
+	if err := files.Write(root); err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	if err := files.RemoveOrphans(root); err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	for _, rel := range stale {
+		fmt.Printf("wrote %s\n", rel)
+	}
+	fmt.Printf("generated files: %d, %d changed\n", len(files), len(stale))
+	return exitOK
+}
+
+func runServices(args []string) int {
+	if len(args) > 0 {
+		return fail(exitUsage, "usage: tracelab services")
+	}
+	root, err := labRoot()
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	lab, err := components.Load(root)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	for _, s := range lab.Services {
+		fmt.Printf("%s %s %d\n", s.Name, s.Framework.Name, s.Port)
+	}
+	return exitOK
+}

@@ -1,0 +1,85 @@
+package dashcheck
+
+import (
+	"context"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"tracelab/pkg/prom"
+)
+
+// RangeResult summarizes a range query: how many series came back and how
+// many of their samples are numbers (a ratio over an empty rate is NaN).
+type RangeResult struct {
+	Series, FiniteSamples int
+	// Max is the largest number of each series, keyed by its labels' values
+	// joined with "/" in label-name order (e.g. "baseline").
+	Max map[string]float64
+}
+
+// QueryRange runs expr over [start, end] at step.
+func QueryRange(ctx context.Context, c *prom.Client, expr string, start, end time.Time, step time.Duration) (RangeResult, error) {
+	params := url.Values{
+		"query": {expr},
+		"start": {strconv.FormatInt(start.Unix(), 10)},
+		"end":   {strconv.FormatInt(end.Unix(), 10)},
+		"step":  {strconv.Itoa(int(step.Seconds()))},
+	}
+	var data struct {
+		Result []struct {
+			Metric map[string]string `json:"metric"`
+			Values [][2]any          `json:"values"`
+		} `json:"result"`
+	}
+	if err := c.Get(ctx, "/api/v1/query_range", params, &data); err != nil {
+		return RangeResult{}, err
+	}
+	r := RangeResult{Series: len(data.Result), Max: map[string]float64{}}
+	for _, s := range data.Result {
+		var key []string
+		for _, name := range slices.Sorted(maps.Keys(s.Metric)) {
+			key = append(key, s.Metric[name])
+		}
+		k := strings.Join(key, "/")
+		for _, pt := range s.Values {
+			if f, ok := prom.Number(pt[1]); ok {
+				r.FiniteSamples++
+				if m, seen := r.Max[k]; !seen || f > m {
+					r.Max[k] = f
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+// ExemplarTraceIDs returns the trace ids of the exemplars Prometheus keeps
+// for expr over [start, end]: what Grafana links from a latency panel.
+func ExemplarTraceIDs(ctx context.Context, c *prom.Client, expr string, start, end time.Time) ([]string, error) {
+	params := url.Values{
+		"query": {expr},
+		"start": {strconv.FormatInt(start.Unix(), 10)},
+		"end":   {strconv.FormatInt(end.Unix(), 10)},
+	}
+	var data []struct {
+		Exemplars []struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"exemplars"`
+	}
+	if err := c.Get(ctx, "/api/v1/query_exemplars", params, &data); err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, s := range data {
+		for _, e := range s.Exemplars {
+			if id := e.Labels["trace_id"]; id != "" {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
+}

@@ -1,0 +1,44 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"tracelab/pkg/analyze"
+	"tracelab/pkg/result"
+)
+
+// WriteTable prints, as text, a run's side-by-side summary, its findings and the
+// verdict's checks.
+func WriteTable(w io.Writer, res *result.Result) {
+	fmt.Fprintf(w, "\nscenario %s, profile %s, runtime %s\n\n", res.Scenario, res.Profile, res.Runtime)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "variant\trequests\tp50\tp95\treq/s\terrors\tspans/req\tcalls/req\tfindings")
+	for _, v := range res.Variants {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%.1f%%\t%.0f\t%.0f\t%s\n", v.Variant, v.Load.Requests,
+			analyze.FormatMs(v.Metrics["p50_ms"]), analyze.FormatMs(v.Metrics["p95_ms"]), v.Metrics["throughput_rps"],
+			100*v.Metrics["error_rate"], v.Metrics["spans_per_request"], v.Metrics["calls_per_request"], findingList(v.Analysis.Findings))
+	}
+	tw.Flush()
+
+	for _, v := range res.Variants {
+		for _, f := range v.Analysis.Findings {
+			fmt.Fprintf(w, "\n[%s] %s: %s\n", v.Variant, f.Detector, f.Summary)
+			if id, ok := f.Evidence["example_trace_id"]; ok {
+				fmt.Fprintf(w, "    example trace: %v\n", id)
+			}
+		}
+	}
+
+	fmt.Fprintln(w, "\nchecks:")
+	for _, c := range res.Checks {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s %s — %s\n", mark, c.Name, c.Detail)
+	}
+	fmt.Fprintf(w, "\nverdict: %s\n", strings.ToUpper(res.Verdict))
+}

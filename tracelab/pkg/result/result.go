@@ -1,0 +1,117 @@
+// Package result is the record of a scenario run, result.json: what the
+// runner measured, the judge's checks and the verdict. The runner writes
+// it; the report, the training rounds and the tests read it back through
+// Read and ReadTraces, so it is decoded in one place.
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"tracelab/pkg/analyze"
+	"tracelab/pkg/compare"
+	"tracelab/pkg/detect"
+	"tracelab/pkg/k6"
+	"tracelab/pkg/otlp"
+	"tracelab/pkg/runtime"
+	"tracelab/pkg/trace"
+)
+
+// Result is the full record of a run, written as JSON under .state/results.
+type Result struct {
+	Scenario   string          `json:"scenario"`
+	Profile    string          `json:"profile"`
+	Runtime    string          `json:"runtime"`
+	StartedAt  time.Time       `json:"started_at"`
+	Calibrated *Calibrated     `json:"calibrated,omitempty"`
+	Variants   []VariantResult `json:"variants"`
+	// Compared is each fix against the baseline, as `tracelab compare
+	// --format json` prints it; the judge's checks use it.
+	Compared map[string]compare.Result `json:"compared"`
+	Checks   []Check                   `json:"checks"`
+	Verdict  string                    `json:"verdict"` // "pass" or "fail"
+	// Where the run left result.json and report.html; not in the file.
+	ResultFile string `json:"-"`
+	ReportFile string `json:"-"`
+}
+
+// VariantResult is everything measured for one variant.
+type VariantResult struct {
+	Variant  string           `json:"variant"`
+	Settings runtime.Settings `json:"settings"`
+	Window   struct {
+		Start time.Time `json:"start"`
+		End   time.Time `json:"end"`
+	} `json:"window"`
+	Load    k6.Summary         `json:"load"`
+	Metrics map[string]float64 `json:"metrics"`
+	// ClientMetrics are what metrics-reading detectors got from
+	// Prometheus for this variant's window (service -> name -> value).
+	ClientMetrics detect.Metrics `json:"client_metrics,omitempty"`
+	// Delivery is the end-to-end count, when the scenario has one.
+	Delivery *DeliveryCount `json:"delivery,omitempty"`
+	Analysis analyze.Report `json:"analysis"`
+	// Durations are the traced requests' durations (ms) by request type,
+	// for comparisons; the traces file has them too.
+	Durations  map[string][]float64 `json:"-"`
+	TracesFile string               `json:"traces_file"`
+}
+
+// Check is one judged expectation; the run passes when all are OK.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Calibrated records how a run sized its open-model load.
+type Calibrated struct {
+	Variant       string  `json:"variant"`
+	ThroughputRPS float64 `json:"throughput_rps"` // what Variant served flat out
+	RateFactor    float64 `json:"rate_factor"`
+	Rate          int     `json:"rate"` // the RATE every variant was offered
+}
+
+// DeliveryCount is the end-to-end count of one variant: requests sent
+// (warm-up included), those the entrypoint accepted (2xx), and the events
+// that reached the end of the pipeline meanwhile. Nothing accepted may be
+// lost: Accepted <= Stored. A request that failed (e.g. a publish timeout
+// answered 503) may still have been delivered later, so Stored may exceed
+// Accepted, never Sent.
+type DeliveryCount struct {
+	Sent     int64 `json:"sent"`
+	Accepted int64 `json:"accepted"`
+	Stored   int64 `json:"stored"`
+}
+
+// Read decodes a run's result.json.
+func Read(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var res Result
+	if err := json.Unmarshal(data, &res); err != nil || res.Scenario == "" {
+		return nil, fmt.Errorf("%s is not a tracelab result.json", path)
+	}
+	res.ResultFile = path
+	return &res, nil
+}
+
+// ReadTraces reads back the traces the variant was analyzed on.
+func (v VariantResult) ReadTraces() ([]*trace.Trace, error) {
+	return otlp.ReadFile(v.TracesFile)
+}
+
+// FindingIDs are the detectors that found something, each once, sorted.
+func FindingIDs(fs []detect.Finding) []string {
+	ids := []string{}
+	for _, f := range fs {
+		ids = append(ids, f.Detector)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}

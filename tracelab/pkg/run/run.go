@@ -1,0 +1,311 @@
+// Package run runs a scenario on a runtime: for each variant it applies the
+// settings, drives the load with k6, collects the run's traces from Jaeger
+// and the client metrics from Prometheus, and analyzes them; then it has
+// the run judged and writes result.json and report.html.
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"tracelab/pkg/analyze"
+	"tracelab/pkg/compare"
+	"tracelab/pkg/detect"
+	"tracelab/pkg/jaeger"
+	"tracelab/pkg/judge"
+	"tracelab/pkg/k6"
+	"tracelab/pkg/otlp"
+	"tracelab/pkg/report"
+	"tracelab/pkg/result"
+	"tracelab/pkg/runtime"
+	"tracelab/pkg/scenario"
+	"tracelab/pkg/trace"
+)
+
+// Options select what a run does.
+type Options struct {
+	Profile  string
+	Variants []string // in run order
+	Record   bool     // write the measured numbers into baseline.json
+}
+
+// Runner runs a scenario's variants on a runtime, one after another.
+type Runner struct {
+	Root     string
+	Runtime  runtime.Runtime
+	K6Bin    string
+	Progress func(format string, a ...any)
+}
+
+// Run executes every selected variant and judges the expectations. An
+// error means the run could not be completed; a failed expectation is a
+// Result with Verdict "fail".
+func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*result.Result, error) {
+	if _, ok := s.Load.Profiles[opt.Profile]; !ok {
+		return nil, fmt.Errorf("scenario %s has no profile %q; profiles: %s", s.Name, opt.Profile, strings.Join(slices.Sorted(maps.Keys(s.Load.Profiles)), ", "))
+	}
+	for _, v := range opt.Variants {
+		if _, ok := s.Variants[v]; !ok {
+			return nil, fmt.Errorf("scenario %s has no variant %q; variants: %s", s.Name, v, strings.Join(s.VariantNames(), ", "))
+		}
+	}
+	res := &result.Result{Scenario: s.Name, Profile: opt.Profile, Runtime: r.Runtime.Name(), StartedAt: time.Now().UTC()}
+	dir := filepath.Join(r.Root, ".state", "results", s.Name+"-"+res.StartedAt.Format("20060102T150405Z"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var calibrated map[string]string
+	if c := s.Load.Profiles[opt.Profile].Calibrate; c != nil {
+		cal, err := r.calibrate(ctx, s, opt.Profile, c, dir)
+		if err != nil {
+			return nil, fmt.Errorf("calibrating the load on %s: %w", c.Variant, err)
+		}
+		res.Calibrated = cal
+		calibrated = map[string]string{"RATE": strconv.Itoa(cal.Rate)}
+	}
+	for _, v := range opt.Variants {
+		vr, err := r.runVariant(ctx, s, opt.Profile, v, dir, calibrated)
+		if err != nil {
+			return nil, fmt.Errorf("variant %s: %w", v, err)
+		}
+		res.Variants = append(res.Variants, *vr)
+	}
+
+	base, err := scenario.LoadBaseline(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	res.Compared = judge.CompareFixes(s, res.Variants)
+	res.Checks = judge.Judge(s, opt.Profile, res.Variants, res.Compared, base)
+	res.Verdict = judge.Verdict(res.Checks)
+	if opt.Record {
+		base.Record(opt.Profile, res)
+		if err := base.Save(s.Dir); err != nil {
+			return nil, err
+		}
+	}
+	res.ResultFile = filepath.Join(dir, "result.json")
+	data, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(res.ResultFile, data, 0o644); err != nil {
+		return nil, err
+	}
+	res.ReportFile = filepath.Join(dir, "report.html")
+	if err := report.WriteFile(res.ReportFile, res, report.Options{}); err != nil {
+		return nil, fmt.Errorf("writing the HTML report: %w", err)
+	}
+	return res, nil
+}
+
+// runVariant measures one variant; calibrated overrides the k6 parameters
+// of the profile and the variant (the calibrated RATE).
+func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, variant, dir string, calibrated map[string]string) (*result.VariantResult, error) {
+	p := s.Load.Profiles[profile]
+	vr := &result.VariantResult{Variant: variant, Settings: s.SettingsFor(profile, variant)}
+	r.Progress("[%s] bringing up %v with the %s settings", variant, s.Services, variant)
+	if err := r.Runtime.Up(ctx, s.Services, vr.Settings, variant); err != nil {
+		return nil, err
+	}
+	base, err := r.Runtime.Endpoint(s.Entrypoint.Service)
+	if err != nil {
+		return nil, err
+	}
+	jc := jaeger.New(r.Runtime.JaegerURL())
+	if err := jc.Ping(ctx); err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(dir, variant+"-k6.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	script := filepath.Join(r.Root, s.Load.Script)
+	env := map[string]string{"TARGET": base}
+	loadEnv := s.LoadEnvFor(profile, variant)
+	for k, v := range loadEnv {
+		env[k] = v
+	}
+	for k, v := range calibrated {
+		env[k] = v
+	}
+	var delivered int64
+	if d := s.Expectations.Delivery; d != nil {
+		if delivered, err = r.storedCount(ctx, d); err != nil {
+			return nil, err
+		}
+	}
+	warm, err := r.warmUp(ctx, s, p, loadEnv, variant, base, dir, logFile)
+	if err != nil {
+		return nil, err
+	}
+	if warm != nil && s.Expectations.Delivery != nil {
+		vr.Delivery = &result.DeliveryCount{Sent: int64(warm.Requests), Accepted: int64(warm.Requests)}
+	}
+
+	r.Progress("[%s] running k6 %s (%s profile)", variant, s.Load.Script, profile)
+	vr.Window.Start = time.Now()
+	sum, err := k6.Run(ctx, r.K6Bin, script, env, filepath.Join(dir, variant+"-k6-summary.json"), logFile, r.progressFor(variant))
+	if err != nil {
+		return nil, err
+	}
+	vr.Window.End = time.Now()
+	vr.Load = *sum
+	r.Progress("[%s] k6: %d requests, p50 %s, p95 %s, %.1f%% failed", variant, sum.Requests, analyze.FormatMs(sum.P50Ms), analyze.FormatMs(sum.P95Ms), 100*sum.Failed)
+
+	r.Progress("[%s] waiting for the run's traces in Jaeger", variant)
+	traces, err := r.collectTraces(ctx, jc, s.Entrypoint, vr.Window.Start, vr.Window.End, sum.Requests)
+	if err != nil {
+		return nil, err
+	}
+	// The analyzed traces, as OTLP JSON, for `tracelab analyze --file`.
+	vr.TracesFile = filepath.Join(dir, variant+"-traces.json")
+	f, err := os.Create(vr.TracesFile)
+	if err != nil {
+		return nil, err
+	}
+	err = otlp.Write(f, traces)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	detectors := detect.All()
+	if vr.ClientMetrics, err = r.clientMetrics(ctx, detectors, vr.Window.Start, vr.Window.End); err != nil {
+		return nil, err
+	}
+	vr.Analysis = analyze.Analyze(traces, detect.WithMetrics(detectors, vr.ClientMetrics))
+	vr.Durations = compare.Durations(traces)
+	vr.Metrics = metricsOf(sum, vr.Analysis)
+	if d := s.Expectations.Delivery; d != nil {
+		if vr.Delivery == nil {
+			vr.Delivery = &result.DeliveryCount{}
+		}
+		vr.Delivery.Sent += int64(sum.Requests)
+		vr.Delivery.Accepted += int64(math.Round(float64(sum.Requests) * (1 - sum.Failed)))
+		r.Progress("[%s] counting what %s stored (%d accepted)", variant, d.Service, vr.Delivery.Accepted)
+		if err := r.waitDelivered(ctx, d, delivered, vr.Delivery); err != nil {
+			return nil, err
+		}
+		vr.Metrics["events_accepted"] = float64(vr.Delivery.Accepted)
+		vr.Metrics["events_stored"] = float64(vr.Delivery.Stored)
+	}
+	return vr, nil
+}
+
+// warmUp runs the same script as the measurement, with the same non-shape
+// parameters (loadEnv), so a POST gets its body and a JIT compiler its hot
+// paths; its requests are not measured. It returns nil when the profile has
+// no warm-up.
+func (r *Runner) warmUp(ctx context.Context, s *scenario.Scenario, p scenario.Profile, loadEnv map[string]string, variant, base, dir string, logFile *os.File) (*k6.Summary, error) {
+	if p.Warmup == 0 {
+		return nil, nil
+	}
+	r.Progress("[%s] warming up: %d request(s)", variant, p.Warmup)
+	warm := map[string]string{"TARGET": base, "VUS": "1", "ITERATIONS": strconv.Itoa(p.Warmup)}
+	for k, v := range loadEnv {
+		if _, shape := warm[k]; !shape && k != "RATE" && k != "DURATION" {
+			warm[k] = v
+		}
+	}
+	sum, err := k6.Run(ctx, r.K6Bin, filepath.Join(r.Root, s.Load.Script), warm, filepath.Join(dir, variant+"-warmup-summary.json"), logFile, r.progressFor(variant))
+	if err != nil {
+		return nil, err
+	}
+	if sum.Failed > 0 {
+		return nil, fmt.Errorf("%.0f%% of the warm-up requests failed; see %s and .state/logs/%s.log", 100*sum.Failed, logFile.Name(), s.Entrypoint.Service)
+	}
+	return sum, nil
+}
+
+func (r *Runner) progressFor(variant string) func(string, ...any) {
+	return func(format string, a ...any) { r.Progress("["+variant+"] "+format, a...) }
+}
+
+// collectTraces polls Jaeger until it holds a trace for every request of
+// the run and the span count has stopped growing: spans of one trace
+// arrive from several services, each with its own export delay.
+func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep scenario.Entrypoint, from, to time.Time, want int) ([]*trace.Trace, error) {
+	const limit = 2 * time.Minute
+	deadline := time.Now().Add(limit)
+	lastSpans, stable := -1, 0
+	for {
+		raw, err := jc.FindTraces(ctx, ep.Service, from, to.Add(time.Second), want+100)
+		if err != nil {
+			return nil, err
+		}
+		traces, err := otlp.Parse(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("Jaeger returned traces tracelab cannot read: %v", err)
+		}
+		traces = rootedAt(traces, ep)
+		spans := 0
+		for _, t := range traces {
+			spans += len(t.Spans)
+		}
+		if len(traces) >= want && spans == lastSpans {
+			stable++
+		} else {
+			stable = 0
+		}
+		if stable >= 2 {
+			return traces, nil
+		}
+		lastSpans = spans
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("after %s Jaeger holds %d of the run's %d traces (%d spans); is the collector exporting? see .state/logs/otelcol.log", limit, len(traces), want, spans)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// rootedAt keeps the traces whose root span is the entrypoint: those are
+// the requests the load test sent, not probes or background work.
+func rootedAt(traces []*trace.Trace, ep scenario.Entrypoint) []*trace.Trace {
+	var out []*trace.Trace
+	for _, t := range traces {
+		r := t.Root
+		if r == nil || r.Service != ep.Service {
+			continue
+		}
+		if ep.Matches(r.Attr("http.route", "url.path", "http.target")) || r.Name == ep.Method+" "+ep.Path {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// metricsOf names the numbers expectations and baselines refer to.
+func metricsOf(s *k6.Summary, rep analyze.Report) map[string]float64 {
+	m := map[string]float64{
+		"p50_ms":         s.P50Ms,
+		"p95_ms":         s.P95Ms,
+		"mean_ms":        s.MeanMs,
+		"throughput_rps": s.ThroughputRPS,
+		"error_rate":     s.Failed,
+	}
+	var traces int
+	for _, rq := range rep.Requests {
+		traces += rq.Traces
+	}
+	for _, rq := range rep.Requests {
+		w := float64(rq.Traces) / float64(max(traces, 1))
+		m["spans_per_request"] += w * rq.SpansPerTrace
+		m["calls_per_request"] += w * rq.CallsPerTrace
+		m["db_calls_per_request"] += w * rq.DBCallsPerTrace
+	}
+	return m
+}
