@@ -25,7 +25,7 @@ if [ "$(id -u)" = 0 ]; then
   if ! "${as_pg[@]}" test -x "$PG_BIN_DIR/postgres"; then
     dist=$state/run/postgres-$(printf '%s' "$PG_BIN_DIR" | cksum | cut -d' ' -f1)
     if [ ! -x "$dist/bin/postgres" ]; then
-      rm -rf "$dist.tmp"
+      rm -rf "$dist.tmp"; mkdir -p "$(dirname "$dist")"
       cp -a "$(dirname "$PG_BIN_DIR")" "$dist.tmp" && chmod -R a+rX "$dist.tmp" && mv "$dist.tmp" "$dist"
     fi
     PG_BIN_DIR=$dist/bin
