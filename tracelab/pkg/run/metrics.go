@@ -77,7 +77,10 @@ func (r *Runner) clientMetrics(ctx context.Context, ds []detect.Detector, from, 
 // this run exports them, and the detectors judge on traces alone. Series
 // that stopped short of want are an error once wait has passed.
 func waitForSamples(ctx context.Context, pc *prom.Client, series []string, from, want time.Time, wait, every time.Duration) (time.Time, error) {
-	newestOf := fmt.Sprintf(`max(timestamp({__name__=~"%s"}))`, strings.Join(series, "|"))
+	// timestamp() drops the metric name, and series that differ only by it
+	// would then collide ("vector cannot contain metrics with the same
+	// labelset"); label_replace keeps the name as a plain label first.
+	newestOf := fmt.Sprintf(`max(timestamp(label_replace({__name__=~"%s"}, "series", "$1", "__name__", "(.+)")))`, strings.Join(series, "|"))
 	deadline := time.Now().Add(wait)
 	for {
 		newest, err := stamp(ctx, pc, newestOf)
