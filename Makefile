@@ -24,7 +24,7 @@ JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -nam
 MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f services/pom.xml
 
 .PHONY: help tools tools-test build generate up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
-.PHONY: tools-bench bench-detect
+.PHONY: tools-bench bench-detect bench-first-run
 .PHONY: tools-k8s test-k8s images kind-load kind-up kind-down eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
@@ -97,7 +97,8 @@ test-corpus: ## judge tracelab's detectors on the labelled corpus (tracelab/test
 	@echo "==> detector corpus: tracelab/testdata/corpus"
 	cd tracelab && go test -count=1 -v ./corpus
 
-test-java:
+# orders' tests start a real PostgreSQL: the one make tools fetched.
+test-java: tools
 	@echo "==> Java tests"
 	$(MVN) verify
 
@@ -105,10 +106,13 @@ test-e2e: tools tools-test build
 	@echo "==> end-to-end: the smoke profile of every scenario on the local runtime"
 	cd tracelab && TRACELAB_BIN=$(TRACELAB) go test -tags e2e -count=1 -timeout 40m -v ./e2e
 
-bench: tools build ## benchmarks: analyzer spans/s, stack start and memory, AntPathMatcher vs PathPattern (JMH)
+bench: tools build bench-first-run ## benchmarks: analyzer spans/s, stack start and memory, AntPathMatcher vs PathPattern (JMH), a newcomer's first run
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x
 	$(TRACELAB) bench-stack
 	$(MVN) -pl gateway -am -Pjmh verify -DskipTests
+
+bench-first-run: ## the first make scenario-nplus1 from a fresh clone: cold (every cache empty) and warm (about 25 minutes)
+	@infra/local/bench-first-run.sh
 
 # ---- Detector benchmark: tracelab against perf-sentinel on the labelled corpus ----
 BENCH_TOOLS := $(STATE)/tools-bench.env
