@@ -7,6 +7,7 @@ SHELL := bash
 STATE    := $(CURDIR)/.state
 TRACELAB := $(STATE)/bin/tracelab
 TOOLS    := $(STATE)/tools.env
+TEST_TOOLS := $(STATE)/tools-test.env
 # PROFILE (smoke or full) is passed on only when set: the default profile
 # is tracelab's (tracelab scenario run --help).
 VARIANT  ?= both
@@ -22,8 +23,8 @@ JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -nam
 # A recipe prefix: the services need a JDK >= 21, which may not be the default.
 MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f services/pom.xml
 
-.PHONY: help tools build generate up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
-.PHONY: tools-bench bench-detect
+.PHONY: help tools tools-test build generate up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
+.PHONY: tools-bench bench-detect bench-first-run
 .PHONY: tools-k8s test-k8s images kind-load kind-up kind-down eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
@@ -35,8 +36,11 @@ help: ## list the targets
 	@echo "  scenarios: $(notdir $(wildcard scenarios/*))   (PROFILE=smoke|full VARIANT=both|baseline|fixed KEEP=1)"
 
 # Always runs: with everything cached it only checks, in about a second.
-tools: ## build or fetch every pinned tool into ~/.cache/tracelab (once per version)
+tools: ## build or fetch the pinned tools a scenario run needs into ~/.cache/tracelab (once per version; no root)
 	@infra/local/tools.sh
+
+tools-test: ## the tools only make test needs: the dashboard linter and a headless Chromium
+	@infra/local/tools.sh test
 
 $(TRACELAB): $(GO_SOURCES)
 	@echo "==> building tracelab"
@@ -67,7 +71,7 @@ logs: $(TRACELAB) ## follow the logs of every process (Ctrl-C to stop)
 scenario-%: tools build ## reproduce a pathology, analyze its traces, run the fix and judge it
 	$(TRACELAB) scenario run $* $(if $(PROFILE),--profile $(PROFILE)) --variant $(VARIANT) $(if $(KEEP),--keep)
 
-test: tools build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, offline Kubernetes checks, end-to-end smoke runs
+test: tools tools-test build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, offline Kubernetes checks, end-to-end smoke runs
 
 test-static: tools $(TRACELAB)
 	@echo "==> static checks: k6 scripts, scenario files, generated files"
@@ -78,10 +82,10 @@ test-static: tools $(TRACELAB)
 # Grafana and Tempo cannot run here: the dashboards are linted, their TraceQL
 # is parsed by Tempo's own parser, and the e2e smoke runs prove their queries
 # against real data (dashboards/README.md).
-test-dashboards: tools $(TRACELAB)
+test-dashboards: tools-test $(TRACELAB)
 	@echo "==> dashboards: structure, dashboard-linter, TraceQL (Tempo's parser)"
 	$(TRACELAB) dashboards check
-	@source $(TOOLS); for d in dashboards/*.json; do "$$DASHBOARD_LINTER_BIN" lint --strict -c dashboards/.lint "$$d" >/dev/null 2>$(STATE)/lint.out || { grep -v '^Checks' $(STATE)/lint.out; exit 1; }; echo "dashboard-linter $$d: ok"; done
+	@source $(TEST_TOOLS); for d in dashboards/*.json; do "$$DASHBOARD_LINTER_BIN" lint --strict -c dashboards/.lint "$$d" >/dev/null 2>$(STATE)/lint.out || { grep -v '^Checks' $(STATE)/lint.out; exit 1; }; echo "dashboard-linter $$d: ok"; done
 	$(TRACELAB) dashboards queries --lang traceql | (cd dashboards/traceqlcheck && GONOSUMDB=github.com/grafana GOFLAGS=-mod=mod go run .)
 
 test-go:
@@ -93,18 +97,22 @@ test-corpus: ## judge tracelab's detectors on the labelled corpus (tracelab/test
 	@echo "==> detector corpus: tracelab/testdata/corpus"
 	cd tracelab && go test -count=1 -v ./corpus
 
-test-java:
+# orders' tests start a real PostgreSQL: the one make tools fetched.
+test-java: tools
 	@echo "==> Java tests"
 	$(MVN) verify
 
-test-e2e: tools build
+test-e2e: tools tools-test build
 	@echo "==> end-to-end: the smoke profile of every scenario on the local runtime"
 	cd tracelab && TRACELAB_BIN=$(TRACELAB) go test -tags e2e -count=1 -timeout 40m -v ./e2e
 
-bench: tools build ## benchmarks: analyzer spans/s, stack start and memory, AntPathMatcher vs PathPattern (JMH)
+bench: tools build bench-first-run ## benchmarks: analyzer spans/s, stack start and memory, AntPathMatcher vs PathPattern (JMH), a newcomer's first run
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x
 	$(TRACELAB) bench-stack
 	$(MVN) -pl gateway -am -Pjmh verify -DskipTests
+
+bench-first-run: ## the first make scenario-nplus1 from a fresh clone: cold (every cache empty) and warm (about 25 minutes)
+	@infra/local/bench-first-run.sh
 
 # ---- Detector benchmark: tracelab against perf-sentinel on the labelled corpus ----
 BENCH_TOOLS := $(STATE)/tools-bench.env

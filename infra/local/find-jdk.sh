@@ -13,7 +13,10 @@ major_of() { # JDK_HOME -> major version, from its release file
 }
 
 best="" best_major=0
-for home in ${JAVA_HOME:-} /usr/lib/jvm/* /opt/java/* /opt/jdk* "$HOME"/.sdkman/candidates/java/*; do
+# Linux packages, then macOS's JDK folder (Homebrew casks and installers put
+# them there), then SDKMAN.
+for home in ${JAVA_HOME:-} /usr/lib/jvm/* /opt/java/* /opt/jdk* /Library/Java/JavaVirtualMachines/*/Contents/Home \
+  "$HOME"/.sdkman/candidates/java/*; do
   [ -d "$home" ] || continue
   home=$(cd "$home" && pwd -P)
   m=$(major_of "$home") || continue
@@ -22,7 +25,7 @@ for home in ${JAVA_HOME:-} /usr/lib/jvm/* /opt/java/* /opt/jdk* "$HOME"/.sdkman/
 done
 
 if [ -z "$best" ] || [ "$(major_of "$best")" -lt "$JAVA_MIN_MAJOR" ]; then
-  echo "find-jdk: no JDK >= $JAVA_MIN_MAJOR found (looked in JAVA_HOME and /usr/lib/jvm); install one, e.g. apt-get install -y openjdk-$JAVA_MIN_MAJOR-jdk-headless or Temurin $JAVA_MIN_MAJOR, or set JAVA_HOME" >&2
+  echo "find-jdk: no JDK >= $JAVA_MIN_MAJOR found (looked in JAVA_HOME, /usr/lib/jvm, /Library/Java/JavaVirtualMachines and SDKMAN); install one (apt-get install -y openjdk-$JAVA_MIN_MAJOR-jdk-headless, brew install --cask temurin@$JAVA_MIN_MAJOR) or set JAVA_HOME" >&2
   exit 1
 fi
 printf '%s\n' "$best"

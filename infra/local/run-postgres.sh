@@ -13,21 +13,42 @@ databases=(orders ledger)
 data=$state/data/postgres
 sockets=$state/run/postgres
 
-# PostgreSQL refuses to run as root; as root, run it as the postgres account
-# the Debian package creates, and let that account own the files.
+# PostgreSQL refuses to run as root. As root, it runs as an unprivileged
+# account (postgres if the system has one, else nobody) that owns its files;
+# the binaries then come from a copy under the state folder, since the tool
+# cache in root's home is closed to other users.
 as_pg=()
 if [ "$(id -u)" = 0 ]; then
-  id postgres >/dev/null 2>&1 || { echo "run-postgres: running as root needs the 'postgres' user (apt-get install postgresql-15 creates it)" >&2; exit 1; }
-  as_pg=(setpriv --reuid=postgres --regid=postgres --init-groups)
+  account=postgres
+  id "$account" >/dev/null 2>&1 || account=nobody
+  as_pg=(setpriv --reuid="$account" --regid="$(id -g "$account")" --init-groups)
+  if ! "${as_pg[@]}" test -x "$PG_BIN_DIR/postgres"; then
+    dist=$state/run/postgres-$(printf '%s' "$PG_BIN_DIR" | cksum | cut -d' ' -f1)
+    if [ ! -x "$dist/bin/postgres" ]; then
+      rm -rf "$dist.tmp"; mkdir -p "$(dirname "$dist")"
+      cp -a "$(dirname "$PG_BIN_DIR")" "$dist.tmp" && chmod -R a+rX "$dist.tmp" && mv "$dist.tmp" "$dist"
+    fi
+    PG_BIN_DIR=$dist/bin
+    "${as_pg[@]}" test -x "$PG_BIN_DIR/postgres" ||
+      { echo "run-postgres: as root, PostgreSQL runs as '$account', which cannot reach $state; run the lab as an ordinary user" >&2; exit 1; }
+  fi
 fi
 mkdir -p "$sockets" "$(dirname "$data")"
-[ ${#as_pg[@]} = 0 ] || chown postgres: "$sockets"
+[ ${#as_pg[@]} = 0 ] || chown "$account:" "$sockets"
 
+# The lab's data is disposable (each run counts what it writes), so a
+# cluster of another major version, e.g. from the Debian package the lab
+# once used, is made anew rather than upgraded.
+major=$("$PG_BIN_DIR/postgres" --version | awk '{print $3}' | cut -d. -f1)
+if [ -f "$data/PG_VERSION" ] && [ "$(cat "$data/PG_VERSION")" != "$major" ]; then
+  echo "run-postgres: $data holds a PostgreSQL $(cat "$data/PG_VERSION") cluster; making a new one for PostgreSQL $major"
+  rm -rf "$data"
+fi
 if [ ! -f "$data/PG_VERSION" ]; then
   # Built aside and renamed, so an interrupted first start leaves nothing half-made.
   tmp=$data.init
   rm -rf "$tmp"; mkdir -p "$tmp"
-  [ ${#as_pg[@]} = 0 ] || chown postgres: "$tmp"
+  [ ${#as_pg[@]} = 0 ] || chown "$account:" "$tmp"
   echo "run-postgres: creating the cluster in $data"
   "${as_pg[@]}" "$PG_BIN_DIR/initdb" -D "$tmp" -U lab --auth=trust -E UTF8 --locale=C >/dev/null
   mv "$tmp" "$data"

@@ -24,7 +24,7 @@ run_logged() {
   trap 'kill "$pid" 2>/dev/null; exit 130' INT TERM
   while kill -0 "$pid" 2>/dev/null; do
     sleep 2
-    if (( SECONDS - shown >= 30 )) && kill -0 "$pid" 2>/dev/null; then
+    if [ -z "${TOOLS_IN_PARALLEL:-}" ] && (( SECONDS - shown >= 30 )) && kill -0 "$pid" 2>/dev/null; then
       shown=$SECONDS
       printf '    ... still working (%ds), log: %s\n' $((SECONDS - start)) "$log" >&2
     fi
@@ -42,6 +42,10 @@ require_go() {
   command -v go >/dev/null || die "Go >= $GO_MIN_VERSION is required to build the lab's tools; install it from https://go.dev/dl/ (Debian's golang-go is too old)"
   local v; v=$(go env GOVERSION); v=${v#go}
   version_ge "$v" "$GO_MIN_VERSION" || die "Go $v is too old; Go >= $GO_MIN_VERSION is required (https://go.dev/dl/)"
+}
+
+require_mvn() {
+  command -v mvn >/dev/null || die "Maven is required; install it (Debian/Ubuntu: apt-get install -y maven; macOS: brew install maven)"
 }
 
 # Some tools' go.mod carries replace directives, which `go install pkg@v`
@@ -84,7 +88,7 @@ otelcol() {
 javaagent() {
   local out=$cache/otel-javaagent/$OTEL_JAVAAGENT_VERSION/opentelemetry-javaagent.jar
   if [ -f "$out" ]; then say "opentelemetry-javaagent $OTEL_JAVAAGENT_VERSION (cached)"; printf '%s' "$out"; return; fi
-  command -v mvn >/dev/null || die "Maven is required; install it: apt-get install -y maven"
+  require_mvn
   say "fetching opentelemetry-javaagent $OTEL_JAVAAGENT_VERSION from Maven Central"
   run_logged "$cache/logs/javaagent.log" mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
     "-Dartifact=io.opentelemetry.javaagent:opentelemetry-javaagent:$OTEL_JAVAAGENT_VERSION" \
@@ -99,7 +103,7 @@ javaagent() {
 kafka_libs() {
   local out=$cache/kafka/$KAFKA_VERSION/libs
   if [ -f "$out/log4j-slf4j-impl-$KAFKA_LOG4J_VERSION.jar" ]; then say "kafka $KAFKA_VERSION (cached)"; printf '%s' "$out"; return; fi
-  command -v mvn >/dev/null || die "Maven is required; install it: apt-get install -y maven"
+  require_mvn
   say "fetching kafka $KAFKA_VERSION and its dependencies from Maven Central"
   local dir; dir=$(mktemp -d)
   cat >"$dir/pom.xml" <<EOF
@@ -122,45 +126,43 @@ EOF
   printf '%s' "$out"
 }
 
-# Debian packages. Their maintainer scripts would start system services on
-# default ports; the lab runs its own instances, so starting is forbidden
-# while they install.
-apt_install() { # PACKAGE=VERSION...
-  local cmd="apt-get install -y --no-install-recommends $*"
-  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-    die "missing OS packages; install them with: sudo $cmd"
-  fi
-  say "installing $* (apt-get)"
-  local policy=/usr/sbin/policy-rc.d had_policy=0
-  [ -e "$policy" ] && had_policy=1
-  [ $had_policy = 1 ] || { printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod +x "$policy"; }
-  local rc=0
-  run_logged "$cache/logs/apt.log" bash -c "DEBIAN_FRONTEND=noninteractive $cmd" || rc=$?
-  [ $had_policy = 1 ] || rm -f "$policy"
-  return $rc
-}
-
-prometheus_bin() {
-  if ! command -v prometheus >/dev/null; then
-    apt_install "prometheus=$PROMETHEUS_DEB_VERSION"
-    # The package enables a system service; the lab does not use it.
-    pkill -x prometheus 2>/dev/null || true
-  fi
-  say "prometheus $(prometheus --version 2>&1 | head -n1 | awk '{print $3}')"
-  command -v prometheus
-}
-
-chromium_bin() {
-  command -v chromium >/dev/null || apt_install "chromium=$CHROMIUM_DEB_VERSION"
-  say "chromium $(chromium --version 2>/dev/null | awk '{print $2}')"
-  command -v chromium
-}
-
+# PostgreSQL's server binaries (initdb, pg_ctl, postgres) for this OS and
+# architecture, as the zonky project packs them on Maven Central: a jar that
+# holds one .txz. No apt and no root, on Linux and macOS alike.
 postgres_bindir() {
-  local dir=/usr/lib/postgresql/$POSTGRESQL_MAJOR/bin
-  [ -x "$dir/postgres" ] || apt_install "postgresql-$POSTGRESQL_MAJOR"
-  say "postgresql $("$dir/postgres" --version | awk '{print $3}')"
-  printf '%s' "$dir"
+  local platform
+  case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64) platform=linux-amd64 ;;
+    Linux-aarch64 | Linux-arm64) platform=linux-arm64v8 ;;
+    Darwin-x86_64) platform=darwin-amd64 ;;
+    Darwin-arm64) platform=darwin-arm64v8 ;;
+    *) die "no PostgreSQL binaries for $(uname -s) $(uname -m); the lab runs on Linux and macOS, amd64 and arm64" ;;
+  esac
+  local dir=$cache/postgres/$POSTGRESQL_VERSION/$platform
+  if [ -x "$dir/bin/postgres" ]; then say "postgresql $POSTGRESQL_VERSION (cached)"; printf '%s' "$dir/bin"; return; fi
+  require_mvn
+  say "fetching postgresql $POSTGRESQL_VERSION ($platform) from Maven Central"
+  local tmp; tmp=$(mktemp -d)
+  run_logged "$cache/logs/postgres-$POSTGRESQL_VERSION.log" mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+    "-Dartifact=io.zonky.test.postgres:embedded-postgres-binaries-$platform:$POSTGRESQL_VERSION" \
+    "-DoutputDirectory=$tmp" -Dmdep.stripVersion=true
+  (cd "$tmp" && unzip -q ./*.jar '*.txz' && mkdir dist && tar -xJf ./*.txz -C dist) >>"$cache/logs/postgres-$POSTGRESQL_VERSION.log" 2>&1 ||
+    die "could not unpack the PostgreSQL binaries (needs unzip and xz); log: $cache/logs/postgres-$POSTGRESQL_VERSION.log"
+  rm -rf "$dir"; mkdir -p "$(dirname "$dir")"; mv "$tmp/dist" "$dir"; rm -rf "$tmp"
+  printf '%s' "$dir/bin"
+}
+
+# Test-only OS packages (make test's HTML report check), never a run's.
+# Unpinned: a distribution replaces its browser at every security update.
+os_package() { # COMMAND PACKAGE
+  local cmd=$1 pkg=$2
+  if command -v "$cmd" >/dev/null; then command -v "$cmd"; return; fi
+  local install="apt-get install -y --no-install-recommends $pkg"
+  command -v apt-get >/dev/null || die "$cmd is missing; install $pkg with your package manager (make test needs it, a scenario run does not)"
+  [ "$(id -u)" = 0 ] || die "$cmd is missing; install it with: sudo $install (make test needs it, a scenario run does not)"
+  say "installing $pkg (apt-get; test-only)"
+  run_logged "$cache/logs/apt.log" bash -c "DEBIAN_FRONTEND=noninteractive $install"
+  command -v "$cmd"
 }
 
 # A PyPI tool in its own virtualenv in the cache (one per version).
@@ -222,41 +224,86 @@ EOF
   say "benchmark tools ready: $state/tools-bench.env"
 }
 
+# in_parallel NAME FUNCTION [ARGS...]: starts one tool's fetch or build in
+# the background; its path lands in $jobs/NAME. await_all waits for them
+# all, saying every 30 s which are still running. On 2 cores the Go builds
+# share the CPU, but Maven's and the module proxy's downloads overlap them.
+in_parallel() {
+  local name=$1; shift
+  ( TOOLS_IN_PARALLEL=1 "$@" >"$jobs/$name" ) &
+  pids+=("$!") names+=("$name")
+}
+
+await_all() {
+  local start=$SECONDS shown=$SECONDS i running failed=()
+  trap 'kill "${pids[@]}" 2>/dev/null; exit 130' INT TERM
+  while :; do
+    running=()
+    for i in "${!pids[@]}"; do kill -0 "${pids[$i]}" 2>/dev/null && running+=("${names[$i]}"); done
+    [ ${#running[@]} = 0 ] && break
+    if (( SECONDS - shown >= 30 )); then
+      shown=$SECONDS
+      printf '    ... still working (%ds): %s\n' $((SECONDS - start)) "${running[*]}" >&2
+    fi
+    sleep 1
+  done
+  trap - INT TERM
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
+  [ ${#failed[@]} = 0 ] || die "failed: ${failed[*]} (see the messages above and $cache/logs/)"
+}
+
+tool() { cat "$jobs/$1"; }
+
+# What a scenario run needs, and nothing else: the test-only tools are
+# `tools.sh test`, the Kubernetes ones `tools.sh k8s`.
 main() {
   local java_home
   java_home=$("$root/infra/local/find-jdk.sh")
   say "JDK $java_home"
-  local k6 jaeger pc col agent prom pg toxi linter chrome kafka
-  k6=$(go_tool k6 go.k6.io/k6 "$K6_VERSION" go.k6.io/k6)
-  pc=$(go_tool process-compose github.com/f1bonacc1/process-compose "$PROCESS_COMPOSE_VERSION" github.com/f1bonacc1/process-compose)
-  col=$(otelcol)
-  jaeger=$(go_tool jaeger github.com/jaegertracing/jaeger "$JAEGER_VERSION" github.com/jaegertracing/jaeger/cmd/jaeger \
-    'github.com/Shopify/sarama => github.com/Shopify/sarama v1.33.0')
-  toxi=$(go_tool toxiproxy github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION" github.com/Shopify/toxiproxy/v2/cmd/server)
-  linter=$(go_tool dashboard-linter github.com/grafana/dashboard-linter "$DASHBOARD_LINTER_VERSION" github.com/grafana/dashboard-linter)
-  agent=$(javaagent)
-  kafka=$(kafka_libs)
-  prom=$(prometheus_bin)
-  pg=$(postgres_bindir)
-  chrome=$(chromium_bin)
+  jobs=$(mktemp -d) pids=() names=()
+  in_parallel k6 go_tool k6 go.k6.io/k6 "$K6_VERSION" go.k6.io/k6
+  in_parallel process-compose go_tool process-compose github.com/f1bonacc1/process-compose "$PROCESS_COMPOSE_VERSION" github.com/f1bonacc1/process-compose
+  in_parallel otelcol otelcol
+  in_parallel jaeger go_tool jaeger github.com/jaegertracing/jaeger "$JAEGER_VERSION" github.com/jaegertracing/jaeger/cmd/jaeger \
+    'github.com/Shopify/sarama => github.com/Shopify/sarama v1.33.0'
+  in_parallel toxiproxy go_tool toxiproxy github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION" github.com/Shopify/toxiproxy/v2/cmd/server
+  in_parallel prometheus go_tool prometheus github.com/prometheus/prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus
+  in_parallel javaagent javaagent
+  in_parallel kafka kafka_libs
+  in_parallel postgres postgres_bindir
+  await_all
   cat >"$state/tools.env.tmp" <<EOF
 # Written by infra/local/tools.sh; do not edit.
 TRACELAB_CACHE=$cache
 LAB_JAVA_HOME=$java_home
-K6_BIN=$k6
-OTELCOL_BIN=$col
-JAEGER_BIN=$jaeger
-PROCESS_COMPOSE_BIN=$pc
-TOXIPROXY_BIN=$toxi
-OTEL_JAVAAGENT_JAR=$agent
-KAFKA_LIBS=$kafka
-PROMETHEUS_BIN=$prom
-PG_BIN_DIR=$pg
+K6_BIN=$(tool k6)
+OTELCOL_BIN=$(tool otelcol)
+JAEGER_BIN=$(tool jaeger)
+PROCESS_COMPOSE_BIN=$(tool process-compose)
+TOXIPROXY_BIN=$(tool toxiproxy)
+OTEL_JAVAAGENT_JAR=$(tool javaagent)
+KAFKA_LIBS=$(tool kafka)
+PROMETHEUS_BIN=$(tool prometheus)
+PG_BIN_DIR=$(tool postgres)
+EOF
+  rm -rf "$jobs"
+  mv "$state/tools.env.tmp" "$state/tools.env"
+  say "tools ready: $state/tools.env"
+}
+
+# What only `make test` needs: the dashboard linter and a headless browser
+# for the HTML report's check.
+test_tools() {
+  local linter chrome
+  linter=$(go_tool dashboard-linter github.com/grafana/dashboard-linter "$DASHBOARD_LINTER_VERSION" github.com/grafana/dashboard-linter)
+  chrome=$(os_package chromium chromium)
+  cat >"$state/tools-test.env.tmp" <<EOF
+# Written by infra/local/tools.sh test; do not edit.
 DASHBOARD_LINTER_BIN=$linter
 CHROMIUM_BIN=$chrome
 EOF
-  mv "$state/tools.env.tmp" "$state/tools.env"
-  say "tools ready: $state/tools.env"
+  mv "$state/tools-test.env.tmp" "$state/tools-test.env"
+  say "test tools ready: $state/tools-test.env"
 }
 
 # The checksum service does not know these modules' pseudo-versions.
@@ -265,6 +312,9 @@ export GOFLAGS=-mod=mod
 case "${1:-}" in
   k8s) k8s_tools ;;
   bench) bench_tools ;;
+  test) test_tools ;;
+  # Root's part of make test, for a CI that then runs it unprivileged.
+  test-packages) os_package chromium chromium >/dev/null ;;
   "") main ;;
-  *) die "unknown argument '$1'; usage: tools.sh [k8s|bench]" ;;
+  *) die "unknown argument '$1'; usage: tools.sh [test|test-packages|k8s|bench]" ;;
 esac

@@ -19,9 +19,9 @@ import (
 // that work without a display, a sandbox or a network.
 func chromium(t *testing.T, args ...string) string {
 	t.Helper()
-	tools, err := runtime.ReadEnvFile(filepath.Join(root(t), ".state", "tools.env"))
+	tools, err := runtime.ReadEnvFile(filepath.Join(root(t), ".state", "tools-test.env"))
 	if err != nil || tools["CHROMIUM_BIN"] == "" {
-		t.Fatal("CHROMIUM_BIN missing from .state/tools.env; run 'make tools'")
+		t.Fatal("CHROMIUM_BIN missing from .state/tools-test.env; run 'make tools-test'")
 	}
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -402,12 +402,19 @@ func (c *checker) generatedFiles(configMap, dir, pattern string) {
 
 // imageVersions checks the images that exist on both runtimes run the
 // versions pinned for the local runtime.
+// majorMinor is "16.4" of "16.4.0": the postgres image's tags name a
+// release without its patch level.
+func majorMinor(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	return strings.Join(parts[:min(2, len(parts))], ".")
+}
+
 func (c *checker) imageVersions() {
 	want := map[string]string{
 		"otel/opentelemetry-collector-contrib": strings.TrimPrefix(c.versions["OTELCOL_CONTRIB_VERSION"], "v"),
 		"ghcr.io/shopify/toxiproxy":            strings.TrimPrefix(c.versions["TOXIPROXY_VERSION"], "v"),
 		"grafana/k6":                           strings.TrimPrefix(c.versions["K6_VERSION"], "v"),
-		"postgres":                             c.versions["POSTGRESQL_MAJOR"],
+		"postgres":                             majorMinor(c.versions["POSTGRESQL_VERSION"]),
 	}
 	seen := map[string]bool{}
 	for _, o := range c.objs {

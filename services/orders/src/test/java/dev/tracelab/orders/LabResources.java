@@ -6,6 +6,9 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -48,20 +51,46 @@ public class LabResources implements QuarkusTestResourceLifecycleManager {
         Path script = root.resolve("infra/local/run-postgres.sh");
         Path state = Path.of("target/test-state").toAbsolutePath();
         Files.createDirectories(state);
-        String bin = System.getenv().getOrDefault("PG_BIN_DIR", "/usr/lib/postgresql/15/bin");
+        String bin = pgBinDir(root);
         ProcessBuilder pb = new ProcessBuilder(script.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(state.resolve("postgres.log").toFile());
         pb.environment().putAll(Map.of("LAB_STATE", state.toString(), "POSTGRES_PORT", Integer.toString(port), "PG_BIN_DIR", bin));
         postgres = pb.start();
         Instant deadline = Instant.now().plus(Duration.ofSeconds(60));
-        while (new ProcessBuilder(bin + "/pg_isready", "-q", "-h", "127.0.0.1", "-p", Integer.toString(port), "-d", "orders", "-U", "lab")
-                .start().waitFor() != 0) {
-            if (!postgres.isAlive() || Instant.now().isAfter(deadline)) {
-                throw new IOException("PostgreSQL did not start; see " + state.resolve("postgres.log"));
+        // Ready once it takes a connection to orders: run-postgres.sh creates
+        // the database before the server listens.
+        String url = "jdbc:postgresql://127.0.0.1:" + port + "/orders";
+        while (true) {
+            try (Connection c = DriverManager.getConnection(url, "lab", "")) {
+                return;
+            } catch (SQLException notYet) {
+                if (!postgres.isAlive() || Instant.now().isAfter(deadline)) {
+                    throw new IOException("PostgreSQL did not start; see " + state.resolve("postgres.log"));
+                }
+                Thread.sleep(100);
             }
-            Thread.sleep(100);
         }
+    }
+
+    /**
+     * PostgreSQL's binaries: PG_BIN_DIR, else what `make tools` wrote in the lab's
+     * .state/tools.env, so `mvn verify` works on its own after `make tools`.
+     */
+    private static String pgBinDir(Path root) throws IOException {
+        String bin = System.getenv("PG_BIN_DIR");
+        if (bin != null && !bin.isBlank()) {
+            return bin;
+        }
+        Path tools = root.resolve(".state/tools.env");
+        if (Files.exists(tools)) {
+            for (String line : Files.readAllLines(tools)) {
+                if (line.startsWith("PG_BIN_DIR=")) {
+                    return line.substring("PG_BIN_DIR=".length());
+                }
+            }
+        }
+        throw new IOException("no PostgreSQL binaries: set PG_BIN_DIR, or run 'make tools' first (it writes " + tools + ")");
     }
 
     private void startCustomers() throws IOException {
