@@ -68,7 +68,10 @@ status: $(TRACELAB) ## show the lab's processes and endpoints
 logs: $(TRACELAB) ## follow the logs of every process (Ctrl-C to stop)
 	@$(TRACELAB) logs
 
-scenario-%: tools build ## reproduce a pathology, analyze its traces, run the fix and judge it
+# The tools and the services' build share nothing, and on a first run
+# Maven's downloads overlap the tools' Go builds.
+scenario-%: ## reproduce a pathology, analyze its traces, run the fix and judge it
+	@$(MAKE) --no-print-directory -j2 tools build
 	$(TRACELAB) scenario run $* $(if $(PROFILE),--profile $(PROFILE)) --variant $(VARIANT) $(if $(KEEP),--keep)
 
 test: tools tools-test build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, offline Kubernetes checks, end-to-end smoke runs
