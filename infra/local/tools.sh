@@ -193,20 +193,22 @@ py_tool() { # NAME PACKAGE VERSION
 # kubernetes-validate, OpenTofu (for `fmt -check`) and tflint. Kept apart from main so
 # that running the lab locally never waits for them.
 k8s_tools() {
-  local kustomize kv tofu tflint
-  kustomize=$(go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5)
-  kv=$(py_tool kubernetes-validate kubernetes-validate "$KUBERNETES_VALIDATE_VERSION")
-  tofu=$(go_tool tofu github.com/opentofu/opentofu "$OPENTOFU_VERSION" github.com/opentofu/opentofu/cmd/tofu \
-    'github.com/hashicorp/hcl/v2 v2.20.1 => github.com/opentofu/hcl/v2 v2.20.2-0.20250121132637-504036cd70e7')
-  tflint=$(go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION" github.com/terraform-linters/tflint)
+  jobs=$(mktemp -d) pids=() names=()
+  in_parallel kustomize go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5
+  in_parallel kubernetes-validate py_tool kubernetes-validate kubernetes-validate "$KUBERNETES_VALIDATE_VERSION"
+  in_parallel tofu go_tool tofu github.com/opentofu/opentofu "$OPENTOFU_VERSION" github.com/opentofu/opentofu/cmd/tofu \
+    'github.com/hashicorp/hcl/v2 v2.20.1 => github.com/opentofu/hcl/v2 v2.20.2-0.20250121132637-504036cd70e7'
+  in_parallel tflint go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION" github.com/terraform-linters/tflint
+  await_all
   cat >"$state/tools-k8s.env.tmp" <<EOF
 # Written by infra/local/tools.sh k8s; do not edit.
 K8S_VERSION=$K8S_VERSION
-KUSTOMIZE_BIN=$kustomize
-KUBERNETES_VALIDATE_BIN=$kv
-TOFU_BIN=$tofu
-TFLINT_BIN=$tflint
+KUSTOMIZE_BIN=$(tool kustomize)
+KUBERNETES_VALIDATE_BIN=$(tool kubernetes-validate)
+TOFU_BIN=$(tool tofu)
+TFLINT_BIN=$(tool tflint)
 EOF
+  rm -rf "$jobs"
   mv "$state/tools-k8s.env.tmp" "$state/tools-k8s.env"
   say "Kubernetes check tools ready: $state/tools-k8s.env"
 }
