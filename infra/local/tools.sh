@@ -289,10 +289,7 @@ main() {
   in_parallel jaeger go_tool jaeger github.com/jaegertracing/jaeger "$JAEGER_VERSION" github.com/jaegertracing/jaeger/cmd/jaeger \
     'github.com/Shopify/sarama => github.com/Shopify/sarama v1.33.0'
   in_parallel toxiproxy go_tool toxiproxy github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION" github.com/Shopify/toxiproxy/v2/cmd/server
-  # Prometheus's plugins/plugins.go registers every service discovery (AWS,
-  # Azure, GCE, Kubernetes, ...): their SDKs are most of its build. The lab
-  # scrapes static targets; plugins/minimum.go keeps file and HTTP discovery.
-  in_parallel prometheus env STUB=plugins/plugins.go     go_tool prometheus github.com/prometheus/prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus
+  in_parallel prometheus prometheus_bin
   in_parallel javaagent javaagent
   in_parallel kafka kafka_libs
   in_parallel postgres postgres_bindir
