@@ -134,7 +134,9 @@ func TestMalformedScenarioNamesTheField(t *testing.T) {
 // A clone whose tools were never installed is told how to install them.
 func TestMissingToolsSayWhatToRun(t *testing.T) {
 	tmp := t.TempDir()
-	for _, f := range []string{"scenarios/nplus1/scenario.yaml", "loadtests/nplus1.js", "infra/local/ports.env"} {
+	// The scenario, and the descriptions its validation reads.
+	for _, f := range []string{"scenarios/nplus1/scenario.yaml", "loadtests/nplus1.js", "infra/local/ports.env",
+		"infra/components.yaml", "services/pricing/service.yaml", "services/catalog/service.yaml"} {
 		data, err := os.ReadFile(filepath.Join(root(t), f))
 		if err != nil {
 			t.Fatal(err)
