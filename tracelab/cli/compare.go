@@ -51,10 +51,10 @@ p95-regression for each request type that regressed.
 Fails (exit 1) when something got worse beyond the thresholds:
   --fail-on new              any finding is new (the default); none: never
                              fail on findings
-  --max-p95-regression P%    a request type on both sides whose p95 ratio's
-                             CI has its LOWER bound above 1+P, i.e. slower by
-                             more than P even at the favourable end of the
-                             noise (default 10%)
+  --max-p95-regression P%    a request type with at least 20 traces on each
+                             side whose p95 ratio's CI has its LOWER bound
+                             above 1+P, i.e. slower by more than P even at the
+                             favourable end of the noise (default 10%)
 
 Exit codes: 0 nothing got worse; 1 it did; 2 bad input (flags, an unreadable
 or malformed file, a bad percentage, no traces found in the window, a query

@@ -114,9 +114,13 @@ func TestQuantile(t *testing.T) {
 }
 
 func TestRegressionRule(t *testing.T) {
+	sides := func(n int) (*Side, *Side) { return &Side{Traces: n}, &Side{Traces: n} }
 	q := func(low, high float64) Request {
-		return Request{Request: "svc GET /x", P95Ratio: &Ratio{Value: (low + high) / 2, Low: low, High: high}}
+		b, c := sides(MinTracesForP95)
+		return Request{Request: "svc GET /x", Baseline: b, Candidate: c, P95Ratio: &Ratio{Value: (low + high) / 2, Low: low, High: high}}
 	}
+	few := q(1.5, 2.5)
+	few.Baseline.Traces = MinTracesForP95 - 1
 	cases := []struct {
 		name    string
 		req     Request
@@ -130,6 +134,7 @@ func TestRegressionRule(t *testing.T) {
 		{"a larger allowance", q(1.12, 1.3), 0.20, false},
 		{"faster", q(0.3, 0.5), 0.10, false},
 		{"one side only", Request{Request: "svc GET /y", Candidate: &Side{Traces: 3}}, 0.10, false},
+		{"too few traces for a p95", few, 0.10, false},
 	}
 	for _, c := range cases {
 		reason, bad := Regressed(c.req, c.max)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"tracelab/pkg/analyze"
+	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/k6"
 	"tracelab/pkg/result"
@@ -118,8 +119,16 @@ func TestJudgeComparesTheFixWithTheBaseline(t *testing.T) {
 		v.Durations = map[string][]float64{request: ms}
 		return v
 	}
-	base := timed(variant("baseline", 3000, 201, nplus1), 3000, 3100, 2900, 3050, 2950)
-	fast := timed(variant("fixed", 100, 2), 100, 110, 95, 105, 98)
+	// compare judges a p95 from compare.MinTracesForP95 traces a side on.
+	spread := func(ms float64) []float64 {
+		out := make([]float64, compare.MinTracesForP95)
+		for i := range out {
+			out[i] = ms * (0.95 + 0.1*float64(i)/float64(len(out)))
+		}
+		return out
+	}
+	base := timed(variant("baseline", 3000, 201, nplus1), spread(3000)...)
+	fast := timed(variant("fixed", 100, 2), spread(100)...)
 	if f := failed(judge(s, "smoke", []result.VariantResult{base, fast}, emptyBaseline())); len(f) != 0 {
 		t.Fatalf("unexpected failures: %v", f)
 	}
@@ -131,7 +140,7 @@ func TestJudgeComparesTheFixWithTheBaseline(t *testing.T) {
 	}
 
 	redundant := detect.Finding{Detector: "redundant-call", Service: "catalog", Operation: "GET /prices"}
-	slow := timed(variant("fixed", 100, 2, redundant), 6000, 6100, 5900, 6050, 5950)
+	slow := timed(variant("fixed", 100, 2, redundant), spread(6000)...)
 	f := strings.Join(failed(judge(s, "smoke", []result.VariantResult{base, slow}, emptyBaseline())), "\n")
 	for _, want := range []string{"new finding: redundant-call in catalog", "p95 of " + request + " regressed"} {
 		if !strings.Contains(f, want) {
