@@ -5,9 +5,9 @@ package corpustest
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
+	"tracelab/internal/repotest"
 	"tracelab/pkg/otlp"
 	"tracelab/pkg/trace"
 )
@@ -15,8 +15,7 @@ import (
 // Traces reads the traces of the corpus case name.
 func Traces(t testing.TB, name string) []*trace.Trace {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	path := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "corpus", name, "traces.json")
+	path := filepath.Join(repotest.Root(t), "tracelab", "testdata", "corpus", name, "traces.json")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"tracelab/internal/repotest"
 
 	"tracelab/pkg/runtime"
 )
@@ -19,19 +20,11 @@ func checkTools(t *testing.T) Tools {
 	if os.Getenv("TRACELAB_K8S_CHECKS") != "1" {
 		t.Skip("make test-k8s runs the manifest checks (with TRACELAB_K8S_CHECKS=1)")
 	}
-	env, err := runtime.ReadEnvFile(filepath.Join(repoRoot(t), ".state", "tools-k8s.env"))
+	env, err := runtime.ReadEnvFile(filepath.Join(repotest.Root(t), ".state", "tools-k8s.env"))
 	if err != nil {
 		t.Fatalf("the Kubernetes check tools are not installed (.state/tools-k8s.env): run 'make tools-k8s'")
 	}
 	return Tools{Kustomize: env["KUSTOMIZE_BIN"], KubernetesValidate: env["KUBERNETES_VALIDATE_BIN"], K8sVersion: env["K8S_VERSION"]}
-}
-
-func repoRoot(t *testing.T) string {
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
 }
 
 // labCopy copies what the manifests and checks read into a temporary folder,
@@ -39,7 +32,7 @@ func repoRoot(t *testing.T) string {
 // checkout.
 func labCopy(t *testing.T) string {
 	t.Helper()
-	src, dst := repoRoot(t), t.TempDir()
+	src, dst := repotest.Root(t), t.TempDir()
 	for _, dir := range []string{"k8s", "infra", "services", "scenarios", "dashboards", "loadtests"} {
 		err := filepath.WalkDir(filepath.Join(src, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {

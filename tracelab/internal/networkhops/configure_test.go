@@ -22,22 +22,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"tracelab/internal/repotest"
 
 	"gopkg.in/yaml.v3"
 
 	"tracelab/pkg/runtime"
 )
 
-func root(t *testing.T) string {
-	r, err := filepath.Abs("../../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func configurer(t *testing.T) string {
-	return filepath.Join(root(t), "k8s", "base", "data", "configure-toxiproxy.sh")
+	return filepath.Join(repotest.Root(t), "k8s", "base", "data", "configure-toxiproxy.sh")
 }
 
 // toxiproxyBin is TOXIPROXY_BIN from the environment or .state/tools.env,
@@ -49,7 +42,7 @@ func toxiproxyBin(t *testing.T) string {
 	}
 	bin := os.Getenv("TOXIPROXY_BIN")
 	if bin == "" {
-		tools, _ := runtime.ReadEnvFile(filepath.Join(root(t), ".state", "tools.env"))
+		tools, _ := runtime.ReadEnvFile(filepath.Join(repotest.Root(t), ".state", "tools.env"))
 		bin = tools["TOXIPROXY_BIN"]
 	}
 	if _, err := os.Stat(bin); bin == "" || err != nil {
@@ -265,7 +258,7 @@ func TestLocalRuntime(t *testing.T) {
 	if h.inPlace(t) {
 		t.Fatal("check passes before anything runs")
 	}
-	launcher := exec.Command(filepath.Join(root(t), "infra", "local", "run-toxiproxy.sh"))
+	launcher := exec.Command(filepath.Join(repotest.Root(t), "infra", "local", "run-toxiproxy.sh"))
 	launcher.Env = append(hops{"TOXIPROXY_PORT": h["TOXIPROXY_PORT"], "POSTGRES_PORT": h["POSTGRES_PORT"],
 		"POSTGRES_PROXY_PORT": h["POSTGRES_PROXY_PORT"], "KAFKA_PROXIED_PORT": h["KAFKA_PROXIED_PORT"],
 		"KAFKA_PROXY_PORT": h["KAFKA_PROXY_PORT"]}.environ(), "LAB_STATE="+state, "TOXIPROXY_BIN="+bin)
@@ -314,7 +307,7 @@ func TestLocalRuntimeRefusesABadLatency(t *testing.T) {
 	state := t.TempDir()
 	os.MkdirAll(filepath.Join(state, "env"), 0o755)
 	os.WriteFile(filepath.Join(state, "env", "toxiproxy.env"), []byte("KAFKA_LATENCY_MS=fast\n"), 0o644)
-	launcher := exec.Command(filepath.Join(root(t), "infra", "local", "run-toxiproxy.sh"))
+	launcher := exec.Command(filepath.Join(repotest.Root(t), "infra", "local", "run-toxiproxy.sh"))
 	launcher.Env = append(h.environ(), "LAB_STATE="+state, "TOXIPROXY_BIN="+bin)
 	out, err := launcher.CombinedOutput()
 	if err == nil {
@@ -391,7 +384,7 @@ func TestDefaultsAreTheManifests(t *testing.T) {
 
 func manifestLatencies(t *testing.T) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root(t), "k8s", "base", "data", "toxiproxy.yaml"))
+	data, err := os.ReadFile(filepath.Join(repotest.Root(t), "k8s", "base", "data", "toxiproxy.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

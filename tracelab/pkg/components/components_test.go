@@ -5,18 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"tracelab/internal/repotest"
 )
 
-func repoRoot(t *testing.T) string {
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 func TestTheLabsDescriptionsLoad(t *testing.T) {
-	lab, err := Load(repoRoot(t))
+	lab, err := Load(repotest.Root(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,14 +19,14 @@ func TestTheLabsDescriptionsLoad(t *testing.T) {
 	if s := lab.Service("catalog"); s == nil || s.Health != "/actuator/health" || s.Jar() != "target/catalog.jar" || s.PortKey() != "CATALOG_PORT" {
 		t.Errorf("catalog: %+v", s)
 	}
-	_, always, err := InfraNames(repoRoot(t))
+	_, always, err := InfraNames(repotest.Root(t))
 	if err != nil || strings.Join(always, ",") != "jaeger,otelcol,prometheus" {
 		t.Errorf("always-on infrastructure: %v %v", always, err)
 	}
 }
 
 func TestCheckSetting(t *testing.T) {
-	lab, err := Load(repoRoot(t))
+	lab, err := Load(repotest.Root(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +72,9 @@ func TestBadDescriptions(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
-			copyFile(t, repoRoot(t), root, InfraFile)
-			copyFile(t, repoRoot(t), root, DescriptionFile("catalog"))
-			copyFile(t, repoRoot(t), root, DescriptionFile("pricing"))
+			copyFile(t, repotest.Root(t), root, InfraFile)
+			copyFile(t, repotest.Root(t), root, DescriptionFile("catalog"))
+			copyFile(t, repotest.Root(t), root, DescriptionFile("pricing"))
 			write(t, filepath.Join(root, DescriptionFile("shipping")), c.yaml)
 			_, err := Load(root)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -97,7 +90,7 @@ func TestBadDescriptions(t *testing.T) {
 // A shared library under services/ has no description and is no service.
 func TestServiceNamesSkipsFoldersWithoutADescription(t *testing.T) {
 	root := t.TempDir()
-	copyFile(t, repoRoot(t), root, DescriptionFile("catalog"))
+	copyFile(t, repotest.Root(t), root, DescriptionFile("catalog"))
 	write(t, filepath.Join(root, "services", "lib", "pom.xml"), "<project/>\n")
 	if got := ServiceNames(root); strings.Join(got, ",") != "catalog" {
 		t.Errorf("got %v", got)

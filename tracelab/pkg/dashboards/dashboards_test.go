@@ -1,25 +1,17 @@
 package dashboards
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
+	"tracelab/internal/repotest"
 
 	"tracelab/pkg/scenario"
 )
 
-func root(t *testing.T) string {
-	r, err := filepath.Abs("../../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // The dashboards in the tree are well formed, and every scenario in the
 // tree has a dashboard of its own (a new scenario must bring one).
 func TestDashboardsInTheTree(t *testing.T) {
-	ds, err := Load(root(t))
+	ds, err := Load(repotest.Root(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +40,7 @@ func TestDashboardsInTheTree(t *testing.T) {
 	if !have[""] {
 		t.Error("no overview dashboard")
 	}
-	guides, err := GuideQueries(root(t))
+	guides, err := GuideQueries(repotest.Root(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +48,7 @@ func TestDashboardsInTheTree(t *testing.T) {
 	for _, q := range guides {
 		guided[q.Scenario] = true
 	}
-	for _, s := range scenario.List(root(t)) {
+	for _, s := range scenario.List(repotest.Root(t)) {
 		if !have[s] {
 			t.Errorf("scenario %s has no dashboard (a dashboards/*.json tagged %q)", s, s)
 		}

@@ -5,24 +5,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"tracelab/internal/repotest"
 
 	"gopkg.in/yaml.v3"
 
 	"tracelab/pkg/components"
 )
 
-func repoRoot(t *testing.T) string {
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // The checked-in files are what the descriptions generate, so CI keeps them
 // reproducible.
 func TestCheckedInFilesAreUpToDate(t *testing.T) {
-	root := repoRoot(t)
+	root := repotest.Root(t)
 	files, err := All(root)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +28,7 @@ func TestCheckedInFilesAreUpToDate(t *testing.T) {
 // labCopy copies what the generator reads into a temporary checkout.
 func labCopy(t *testing.T) string {
 	t.Helper()
-	src, dst := repoRoot(t), t.TempDir()
+	src, dst := repotest.Root(t), t.TempDir()
 	rels := []string{components.InfraFile, PortsFile, OtelJavaFile}
 	for _, name := range components.ServiceNames(src) {
 		rels = append(rels, components.DescriptionFile(name))
