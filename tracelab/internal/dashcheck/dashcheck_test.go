@@ -180,3 +180,23 @@ func TestSelectsFailsAQueryThatCannotTell(t *testing.T) {
 		t.Errorf("a pathology query checked without fixed traces passed: %v", err)
 	}
 }
+
+// One stray fixed trace among many does not fail a pathology query; the
+// same trace among few does, because then the fix is selected nearly as
+// often as the pathology.
+func TestSelectsToleratesARareFixedTrace(t *testing.T) {
+	baseline := labTraces(false)
+	pathology, _ := ParseTraceQL(`{ resource.service.name = "catalog" && kind = client && span.url.full =~ ".*/prices/[0-9]+" } | count() > 100`)
+	many := append(labTraces(true), labTraces(true)...)
+	for len(many) < 40 {
+		many = append(many, labTraces(true)...)
+	}
+	stray := append([]*trace.Trace{baseline[0]}, many...)
+	if err := Selects(pathology, Pathology, baseline, stray); err != nil {
+		t.Errorf("1 stray of %d fixed traces failed the query: %v", len(stray), err)
+	}
+	few := append([]*trace.Trace{baseline[0]}, labTraces(true)...)
+	if err := Selects(pathology, Pathology, baseline, few); err == nil || !strings.Contains(err.Error(), "less than 10 times") {
+		t.Errorf("1 stray of %d fixed traces passed: %v", len(few), err)
+	}
+}
