@@ -46,6 +46,9 @@ function fmt(ms) {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)}s` : `${ms.toFixed(1)}ms`;
 }
 
+const SUMMARY_BEGIN = '--- tracelab k6 summary ---';
+const SUMMARY_END = '--- end of tracelab k6 summary ---';
+
 // Writes the machine-readable summary to SUMMARY_FILE and a short text one
 // to stdout (k6's own text summary needs a remote module this lab avoids).
 export function labSummary(data) {
@@ -56,7 +59,13 @@ export function labSummary(data) {
   const text =
     `requests ${reqs.count} (${reqs.rate.toFixed(2)}/s), failed ${(failed * 100).toFixed(1)}%, ` +
     `p50 ${fmt(d['p(50)'] || 0)}, p95 ${fmt(d['p(95)'] || 0)}, max ${fmt(d.max || 0)}\n`;
+  const json = JSON.stringify(data, null, 2);
+  // In a Kubernetes Job there is no file tracelab can read: the summary goes
+  // to the pod's log between these markers (tracelab/pkg/k6/job.go).
+  if (__ENV.SUMMARY_FILE === 'stdout') {
+    return { stdout: `${text}${SUMMARY_BEGIN}\n${json}\n${SUMMARY_END}\n` };
+  }
   const out = { stdout: text };
-  out[__ENV.SUMMARY_FILE || 'summary.json'] = JSON.stringify(data, null, 2);
+  out[__ENV.SUMMARY_FILE || 'summary.json'] = json;
   return out;
 }

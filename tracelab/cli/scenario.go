@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"tracelab/pkg/k6"
 	"tracelab/pkg/report"
 	"tracelab/pkg/run"
 	"tracelab/pkg/runtime"
@@ -99,7 +100,7 @@ func runScenarioRun(root string, args []string) int {
 	}
 	defer ses.end()
 
-	runner := &run.Runner{Root: root, Runtime: ses.rt, K6Bin: ses.k6Bin, Progress: progress}
+	runner := &run.Runner{Root: root, Runtime: ses.rt, Load: ses.load, Progress: progress}
 	res, err := runner.Run(ses.ctx, s, run.Options{Profile: *profile, Variants: variants, Record: *record})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -126,7 +127,7 @@ func runScenarioRun(root string, args []string) int {
 // context that Ctrl-C cancels.
 type session struct {
 	rt         runtime.Runtime
-	k6Bin      string
+	load       k6.Driver
 	ctx        context.Context
 	wasRunning bool // the stack was up before this run
 	end        func()
@@ -140,11 +141,11 @@ func startSession(root, rtName string, keep bool) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	k6Bin, err := toolPath(root, "K6_BIN")
+	load, err := loadDriver(root, rt)
 	if err != nil {
 		return nil, err
 	}
-	ses := &session{rt: rt, k6Bin: k6Bin, wasRunning: rt.Running()}
+	ses := &session{rt: rt, load: load, wasRunning: rt.Running()}
 	ctx, stop := interruptible()
 	ses.ctx = ctx
 	ses.end = func() {
@@ -154,6 +155,23 @@ func startSession(root, rtName string, keep bool) (*session, error) {
 		stop()
 	}
 	return ses, nil
+}
+
+// loadDriver is where k6 runs: in the cluster on kind and EKS, so that a
+// Kubernetes user needs neither k6 nor make tools; on this machine otherwise.
+func loadDriver(root string, rt runtime.Runtime) (k6.Driver, error) {
+	if kube, ok := rt.(*runtime.Kube); ok {
+		ports, err := runtime.ReadEnvFile(filepath.Join(root, "infra", "local", "ports.env"))
+		if err != nil {
+			return nil, err
+		}
+		return &k6.Job{Context: kube.KubeContext(), Namespace: runtime.Namespace, Ports: ports, Kubectl: k6.ExecKubectl{}}, nil
+	}
+	bin, err := toolPath(root, "K6_BIN")
+	if err != nil {
+		return nil, err
+	}
+	return k6.Local{Bin: bin}, nil
 }
 
 // toolPath reads one tool's path from .state/tools.env.

@@ -95,7 +95,7 @@ func runTrain(args []string) int {
 	// Progress lines would name the scenario and the variant.
 	hide := strings.NewReplacer(r.Picked.Scenario, "…", r.Picked.Variant, "run")
 	quiet := func(format string, a ...any) { progress("%s", hide.Replace(fmt.Sprintf(format, a...))) }
-	runner := &run.Runner{Root: root, Runtime: ses.rt, K6Bin: ses.k6Bin, Progress: quiet}
+	runner := &run.Runner{Root: root, Runtime: ses.rt, Load: ses.load, Progress: quiet}
 	res, err := runner.Run(ses.ctx, s, run.Options{Profile: *profile, Variants: []string{r.Picked.Variant}})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"tracelab/pkg/k6"
 	"tracelab/pkg/result"
 	"tracelab/pkg/scenario"
 )
@@ -21,7 +20,7 @@ func (r *Runner) calibrate(ctx context.Context, s *scenario.Scenario, profile st
 	if err := r.Runtime.Up(ctx, s.Services, s.SettingsFor(profile, c.Variant), c.Variant); err != nil {
 		return nil, err
 	}
-	base, err := r.Runtime.Endpoint(s.Entrypoint.Service)
+	base, err := r.target(s.Entrypoint.Service)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +43,7 @@ func (r *Runner) calibrate(ctx context.Context, s *scenario.Scenario, profile st
 		env[k] = v
 	}
 	r.Progress("[calibrate] %s flat out: %s virtual users for %s", c.Variant, env["VUS"], env["DURATION"])
-	sum, err := k6.Run(ctx, r.K6Bin, filepath.Join(r.Root, s.Load.Script), env, filepath.Join(dir, "calibrate-k6-summary.json"), logFile, r.progressFor("calibrate"))
+	sum, err := r.Load.Run(ctx, filepath.Join(r.Root, s.Load.Script), env, filepath.Join(dir, "calibrate-k6-summary.json"), logFile, r.progressFor("calibrate"))
 	if err != nil {
 		return nil, err
 	}

@@ -41,9 +41,10 @@ type Options struct {
 
 // Runner runs a scenario's variants on a runtime, one after another.
 type Runner struct {
-	Root     string
-	Runtime  runtime.Runtime
-	K6Bin    string
+	Root    string
+	Runtime runtime.Runtime
+	// Load runs k6: on this machine, or in the cluster on kind and EKS.
+	Load     k6.Driver
 	Progress func(format string, a ...any)
 }
 
@@ -115,7 +116,7 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 	if err := r.Runtime.Up(ctx, s.Services, vr.Settings, variant); err != nil {
 		return nil, err
 	}
-	base, err := r.Runtime.Endpoint(s.Entrypoint.Service)
+	base, err := r.target(s.Entrypoint.Service)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +154,7 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 
 	r.Progress("[%s] running k6 %s (%s profile)", variant, s.Load.Script, profile)
 	vr.Window.Start = time.Now()
-	sum, err := k6.Run(ctx, r.K6Bin, script, env, filepath.Join(dir, variant+"-k6-summary.json"), logFile, r.progressFor(variant))
+	sum, err := r.Load.Run(ctx, script, env, filepath.Join(dir, variant+"-k6-summary.json"), logFile, r.progressFor(variant))
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +218,7 @@ func (r *Runner) warmUp(ctx context.Context, s *scenario.Scenario, p scenario.Pr
 			warm[k] = v
 		}
 	}
-	sum, err := k6.Run(ctx, r.K6Bin, filepath.Join(r.Root, s.Load.Script), warm, filepath.Join(dir, variant+"-warmup-summary.json"), logFile, r.progressFor(variant))
+	sum, err := r.Load.Run(ctx, filepath.Join(r.Root, s.Load.Script), warm, filepath.Join(dir, variant+"-warmup-summary.json"), logFile, r.progressFor(variant))
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +226,15 @@ func (r *Runner) warmUp(ctx context.Context, s *scenario.Scenario, p scenario.Pr
 		return nil, fmt.Errorf("%.0f%% of the warm-up requests failed; see %s and .state/logs/%s.log", 100*sum.Failed, logFile.Name(), s.Entrypoint.Service)
 	}
 	return sum, nil
+}
+
+// target is the entrypoint's base URL as k6 reaches it: the runtime's
+// endpoint, unless k6 runs elsewhere (in the cluster).
+func (r *Runner) target(service string) (string, error) {
+	if t, err := r.Load.Target(service); t != "" || err != nil {
+		return t, err
+	}
+	return r.Runtime.Endpoint(service)
 }
 
 func (r *Runner) progressFor(variant string) func(string, ...any) {
