@@ -25,13 +25,13 @@ MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f se
 
 .PHONY: help tools tools-test build generate up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
 .PHONY: tools-bench bench-detect bench-first-run
-.PHONY: tools-k8s test-k8s images kind-load kind-up kind-down eks-up eks-push eks-deploy eks-down
+.PHONY: tools-k8s test-k8s images kind-load kind-preload kind-mirror kind-up kind-down k8s-wait eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
 
 help: ## list the targets
 	@echo "Trace Pathology Lab — make <target>"
-	@grep -hE '^[a-zA-Z%_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9%_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
 	@echo
 	@echo "  scenarios: $(notdir $(wildcard scenarios/*))   (PROFILE=smoke|full VARIANT=both|baseline|fixed KEEP=1)"
 
@@ -68,10 +68,14 @@ status: $(TRACELAB) ## show the lab's processes and endpoints
 logs: $(TRACELAB) ## follow the logs of every process (Ctrl-C to stop)
 	@$(TRACELAB) logs
 
-# The tools and the services' build share nothing, and on a first run
-# Maven's downloads overlap the tools' Go builds.
-scenario-%: ## reproduce a pathology, analyze its traces, run the fix and judge it
-	@$(MAKE) --no-print-directory -j2 tools build
+# What a run needs first. Locally: the pinned tools and the services, which
+# share nothing, so on a first run Maven's downloads overlap the tools' Go
+# builds. On kind and EKS the services run from their images and k6 runs in
+# the cluster (tracelab/pkg/k6/job.go): tracelab alone.
+RUN_NEEDS := $(if $(filter kind eks,$(RUNTIME)),$(TRACELAB),tools build)
+
+scenario-%: ## reproduce a pathology, analyze its traces, run the fix and judge it (RUNTIME=local|kind|eks)
+	@$(MAKE) --no-print-directory -j2 $(RUN_NEEDS)
 	$(TRACELAB) scenario run $* $(if $(PROFILE),--profile $(PROFILE)) --variant $(VARIANT) $(if $(KEEP),--keep)
 
 test: tools tools-test build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, offline Kubernetes checks, end-to-end smoke runs
@@ -126,7 +130,7 @@ tools-bench: ## build the peer analyzer of bench-detect: perf-sentinel (cargo, o
 bench-detect: $(TRACELAB) tools-bench ## tracelab's detectors vs perf-sentinel on tracelab/testdata/corpus: precision, recall, spans/s
 	@set -a; source $(BENCH_TOOLS); set +a; cd tracelab && TRACELAB_BIN=$(TRACELAB) go run ./corpus/benchdetect
 
-train: tools build ## a trace-reading round: random scenario and variant, report without the answer, your diagnosis graded (SEED=n replays)
+train: $(RUN_NEEDS) ## a trace-reading round: random scenario and variant, report without the answer, your diagnosis graded (SEED=n replays)
 	$(TRACELAB) train $(if $(SEED),--seed $(SEED))
 
 clean: down ## stop the lab and remove its state and build output (the tool cache stays)
@@ -134,17 +138,40 @@ clean: down ## stop the lab and remove its state and build output (the tool cach
 	-$(MVN) clean
 
 # ---- Kubernetes: kind and EKS (README.md, "Kubernetes"; k8s/README.md) ----
+# These targets need only what a Kubernetes user has: docker (or podman),
+# kind or the AWS CLI and Terraform, kubectl, and Go for tracelab. None of
+# them runs make tools or Maven on this machine: the images build the
+# services, and k6 runs in the cluster.
 K8S_TOOLS   := $(STATE)/tools-k8s.env
 DOCKER      ?= docker
 TERRAFORM   ?= terraform
+TF          := $(TERRAFORM) -chdir=infra/terraform
 IMAGE_TAG   ?= dev
+export DOCKER IMAGE_TAG
 KIND_CLUSTER := tracelab
 KIND_CONTEXT := kind-$(KIND_CLUSTER)
 EKS_CONTEXT  := tracelab-eks
 # The base reads the local runtime's files (ports.env, otelcol.yaml, ...)
-# from outside k8s/, hence the load restrictor.
-RENDER      = source $(K8S_TOOLS) && "$$KUSTOMIZE_BIN" build --load-restrictor LoadRestrictionsNone
+# from outside k8s/, hence the load restrictor. kubectl's built-in kustomize
+# renders both overlays byte for byte as kustomize v5.8.1 does (checked with
+# kubectl 1.32, kustomize v5.5.0), so kind and EKS need no kustomize of their own.
+RENDER      = kubectl kustomize --load-restrictor LoadRestrictionsNone
+# The images are built for the nodes' platform: NODES=kind (the default) is
+# a container on this machine, so its architecture; NODES=eks (eks-up sets
+# it) is the node group's, from its AMI type (terraform output node_platform).
+# PLATFORM=linux/arm64 (or amd64) overrides both.
+NODES ?= kind
+HOST_PLATFORM := linux/$(patsubst x86_64,amd64,$(patsubst aarch64,arm64,$(shell uname -m)))
+NODE_PLATFORM = $(or $(PLATFORM),$(if $(filter eks,$(NODES)),$$($(TF) output -raw node_platform),$(HOST_PLATFORM)))
+# Opt-in remedies for Docker Hub's anonymous pull limit (README.md, "Docker
+# Hub's pull limit"): KIND_REGISTRY_MIRROR=https://mirror.gcr.io (or your own
+# pull-through registry) for kind's containerd; KIND_PRELOAD=1 to pull the
+# images once with your own docker login and load them into kind.
+KIND_REGISTRY_MIRROR ?=
+KIND_PRELOAD ?=
 need        = command -v $(1) >/dev/null || { echo "$@: $(1) is not installed; $(2)" >&2; exit 3; }
+INSTALL_KIND    := see https://kind.sigs.k8s.io/docs/user/quick-start/\#installation (kind >= 0.33.0)
+INSTALL_KUBECTL := see https://kubernetes.io/docs/tasks/tools/ (kubectl >= 1.34)
 
 tools-k8s: ## build or fetch the offline Kubernetes check tools (kustomize, kubernetes-validate, OpenTofu, tflint)
 	@infra/local/tools.sh k8s
@@ -159,37 +186,76 @@ test-k8s: tools-k8s ## offline checks of k8s/ and infra/terraform: no cluster, n
 
 # One recipe per framework (services/images/<framework>.Dockerfile); each
 # service's framework and port come from its description (tracelab services).
-images: $(TRACELAB) ## build the services' images tracelab/<service>:IMAGE_TAG (default dev; needs docker)
+images: $(TRACELAB) ## build the services' images tracelab/<service>:IMAGE_TAG for the nodes' platform (NODES=kind|eks, PLATFORM; needs docker)
 	@$(call need,$(DOCKER),install Docker or set DOCKER=podman)
 	@$(DOCKER) info >/dev/null 2>&1 || { echo "images: cannot reach the $(DOCKER) daemon; start it" >&2; exit 3; }
-	@source infra/local/versions.env; $(TRACELAB) services | while read -r s framework port; do \
-	  echo "==> image tracelab/$$s:$(IMAGE_TAG) ($$framework)"; \
-	  $(DOCKER) build -f services/images/$$framework.Dockerfile --build-arg SERVICE=$$s --build-arg PORT=$$port \
+	@platform=$(NODE_PLATFORM); [[ $$platform == linux/* ]] || { echo "images: cannot tell the $(NODES) nodes' platform ($$platform); set PLATFORM=linux/amd64 or linux/arm64" >&2; exit 2; }; \
+	source infra/local/versions.env; $(TRACELAB) services | while read -r s framework port; do \
+	  echo "==> image tracelab/$$s:$(IMAGE_TAG) ($$framework, $$platform)"; \
+	  $(DOCKER) build --platform $$platform -f services/images/$$framework.Dockerfile \
+	    --build-arg SERVICE=$$s --build-arg PORT=$$port \
 	    --build-arg OTEL_JAVAAGENT_VERSION=$$OTEL_JAVAAGENT_VERSION -t tracelab/$$s:$(IMAGE_TAG) services </dev/null; \
 	done
 
-kind-load: ## load the services' images into the kind cluster
-	@$(call need,kind,see https://kind.sigs.k8s.io/docs/user/quick-start/#installation)
-	@for s in $(SERVICES); do kind load docker-image --name $(KIND_CLUSTER) tracelab/$$s:$(IMAGE_TAG); done
+kind-load: ## load the services' images into the kind cluster, each under a tag of its own build (id-<image ID>)
+	@$(call need,kind,$(INSTALL_KIND))
+	@$(call need,kubectl,$(INSTALL_KUBECTL))
+	@for ref in $$($(RENDER) k8s/overlays/kind | k8s/images.sh tag-builds); do \
+	  kind load docker-image --name $(KIND_CLUSTER) $$ref; \
+	done
 
-kind-up: tools-k8s ## create the kind cluster, build and load the images, deploy the lab, wait until ready
-	@$(call need,kind,see https://kind.sigs.k8s.io/docs/user/quick-start/#installation)
-	@$(call need,kubectl,see https://kubernetes.io/docs/tasks/tools/)
+# kind's containerd does not use your docker login: anonymous pulls from
+# Docker Hub are limited to 10 an hour per IPv4 address, and a cold kind-up
+# needs more. This pulls each third-party image of the overlay once with your
+# docker (logged in or not, and cached for the next cluster), and loads them
+# all as one archive. --platform: with Docker's containerd image store, a
+# multi-platform archive makes kind's import fail (kind issue 3795).
+kind-preload: ## pull the kind overlay's third-party images once with your own docker (and login), load them into kind
+	@$(call need,kind,$(INSTALL_KIND))
+	@$(call need,kubectl,$(INSTALL_KUBECTL))
+	@$(call need,$(DOCKER),kind runs its node in a container: install Docker)
+	@mkdir -p $(STATE)
+	@images=$$($(RENDER) k8s/overlays/kind | k8s/images.sh third-party); \
+	for i in $$images; do \
+	  $(DOCKER) image inspect $$i >/dev/null 2>&1 || $(DOCKER) pull --platform $(HOST_PLATFORM) $$i; \
+	done; \
+	echo "==> kind-preload: saving $$(wc -w <<<"$$images") images to $(STATE)/kind-images.tar"; \
+	$(DOCKER) save --platform $(HOST_PLATFORM) -o $(STATE)/kind-images.tar $$images; \
+	kind load image-archive --name $(KIND_CLUSTER) $(STATE)/kind-images.tar; \
+	rm -f $(STATE)/kind-images.tar
+
+# Points (or, unset, stops pointing) the node's containerd at a Docker Hub
+# mirror, by the hosts.toml of the config_path that k8s/kind/cluster.yaml
+# enables. containerd reads it at every pull: no restart, and the cluster
+# need not be created again.
+kind-mirror:
+	@for node in $$(kind get nodes --name $(KIND_CLUSTER)); do \
+	  if [ -n "$(KIND_REGISTRY_MIRROR)" ]; then \
+	    echo "==> $$node: pulls from Docker Hub go through $(KIND_REGISTRY_MIRROR)"; \
+	    printf 'server = "https://registry-1.docker.io"\n\n[host."%s"]\n  capabilities = ["pull", "resolve"]\n' "$(KIND_REGISTRY_MIRROR)" | \
+	      $(DOCKER) exec -i $$node sh -c 'mkdir -p /etc/containerd/certs.d/docker.io && cat >/etc/containerd/certs.d/docker.io/hosts.toml'; \
+	  else \
+	    $(DOCKER) exec $$node rm -f /etc/containerd/certs.d/docker.io/hosts.toml; \
+	  fi; \
+	done
+
+# Applying the manifests with each service at the tag of its build rolls out
+# exactly the services whose image changed (k8s/images.sh); ConfigMaps and
+# Secrets carry a hash of their content in their names, so a changed one
+# rolls out its workloads too. Nothing else needs restarting.
+kind-up: ## create the kind cluster, build and load the images, deploy the lab, wait until ready (KIND_REGISTRY_MIRROR, KIND_PRELOAD=1)
+	@$(call need,kind,$(INSTALL_KIND))
+	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@$(call need,$(DOCKER),kind runs its node in a container: install Docker)
 	@kind get clusters 2>/dev/null | grep -qx $(KIND_CLUSTER) || kind create cluster --config k8s/kind/cluster.yaml
-	$(MAKE) --no-print-directory images kind-load
+	@$(MAKE) --no-print-directory kind-mirror $(if $(KIND_PRELOAD),kind-preload) images kind-load
 	@k8s/gen-secrets.sh
-	@existed=$$(kubectl --context $(KIND_CONTEXT) get namespace tracelab -o name 2>/dev/null || true); \
-	$(RENDER) k8s/overlays/kind | kubectl --context $(KIND_CONTEXT) apply -f -; \
-	if [ -n "$$existed" ]; then \
-	  echo "==> restarting the services on the images just loaded (tag $(IMAGE_TAG))"; \
-	  kubectl --context $(KIND_CONTEXT) -n tracelab rollout restart deployment -l app.kubernetes.io/component=service; \
-	fi
+	$(RENDER) k8s/overlays/kind | k8s/images.sh pin-builds | kubectl --context $(KIND_CONTEXT) apply -f -
 	@$(MAKE) --no-print-directory k8s-wait CONTEXT=$(KIND_CONTEXT)
 	@echo "kind: ready. RUNTIME=kind make scenario-nplus1; Jaeger http://127.0.0.1:16686, Grafana http://127.0.0.1:13000 (admin, password in k8s/base/secrets/grafana.env)"
 
 kind-down: ## delete the kind cluster and everything in it
-	@$(call need,kind,see https://kind.sigs.k8s.io/docs/user/quick-start/#installation)
+	@$(call need,kind,$(INSTALL_KIND))
 	kind delete cluster --name $(KIND_CLUSTER)
 
 # Waits until every workload of the lab is ready, with progress.
@@ -198,31 +264,49 @@ k8s-wait:
 	kubectl --context $(CONTEXT) -n tracelab wait --for=condition=Available deployment --all --timeout=10m
 	kubectl --context $(CONTEXT) -n tracelab wait --for=jsonpath='{.status.readyReplicas}'=1 statefulset --all --timeout=10m
 
-eks-up: tools-k8s ## create EKS and ECR with Terraform (ADMIN_CIDR=<your IP>/32), push the images, deploy the lab
+eks-up: ## create EKS and ECR with Terraform (ADMIN_CIDR=<your IP>/32), build and push the images, deploy the lab
 	@$(call need,$(TERRAFORM),install Terraform >= 1.5.7 or set TERRAFORM=tofu)
 	@$(call need,aws,install the AWS CLI v2 and configure credentials)
-	@$(call need,kubectl,see https://kubernetes.io/docs/tasks/tools/)
+	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@test -n "$(ADMIN_CIDR)" || { echo "eks-up: set ADMIN_CIDR to the only network allowed to reach the cluster's API, e.g. ADMIN_CIDR=\$$(curl -s https://checkip.amazonaws.com)/32" >&2; exit 2; }
-	cd infra/terraform && $(TERRAFORM) init -input=false && $(TERRAFORM) apply -input=false -var 'api_allowed_cidrs=["$(ADMIN_CIDR)"]'
-	aws eks update-kubeconfig --region $$($(TERRAFORM) -chdir=infra/terraform output -raw region) \
-	  --name $$($(TERRAFORM) -chdir=infra/terraform output -raw cluster_name) --alias $(EKS_CONTEXT)
-	$(MAKE) --no-print-directory images eks-push eks-deploy
+	$(TF) init -input=false
+	$(TF) apply -input=false -var 'api_allowed_cidrs=["$(ADMIN_CIDR)"]'
+	aws eks update-kubeconfig --region $$($(TF) output -raw region) --name $$($(TF) output -raw cluster_name) --alias $(EKS_CONTEXT)
+	$(MAKE) --no-print-directory images eks-push eks-deploy NODES=eks
 
 eks-push: ## push the services' images to the lab's ECR repositories
-	@registry=$$($(TERRAFORM) -chdir=infra/terraform output -raw ecr_registry); \
-	aws ecr get-login-password --region $$($(TERRAFORM) -chdir=infra/terraform output -raw region) | $(DOCKER) login --username AWS --password-stdin $$registry; \
+	@$(call need,aws,install the AWS CLI v2 and configure credentials)
+	@registry=$$($(TF) output -raw ecr_registry); \
+	aws ecr get-login-password --region $$($(TF) output -raw region) | $(DOCKER) login --username AWS --password-stdin $$registry; \
 	for s in $(SERVICES); do \
 	  $(DOCKER) tag tracelab/$$s:$(IMAGE_TAG) $$registry/tracelab/$$s:$(IMAGE_TAG) && $(DOCKER) push $$registry/tracelab/$$s:$(IMAGE_TAG); \
 	done
 
-eks-deploy: tools-k8s ## apply the eks overlay with the ECR registry and wait until ready
+# Each service is deployed at the digest ECR holds for its tag, so a pushed
+# change rolls out and an unchanged image does not (k8s/images.sh). With
+# the pull-through cache on (infra/terraform, dockerhub_secret_arn), the
+# Docker Hub images come through ECR too.
+eks-deploy: ## apply the eks overlay, each service at its ECR digest, and wait until ready
+	@$(call need,aws,install the AWS CLI v2 and configure credentials)
+	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@k8s/gen-secrets.sh
-	@registry=$$($(TERRAFORM) -chdir=infra/terraform output -raw ecr_registry); \
-	$(RENDER) k8s/overlays/eks | sed "s#image: tracelab/#image: $$registry/tracelab/#" | kubectl --context $(EKS_CONTEXT) apply -f -
+	$(RENDER) k8s/overlays/eks \
+	  | k8s/images.sh pin-ecr $$($(TF) output -raw ecr_registry) $$($(TF) output -raw region) $$($(TF) output -raw ecr_pull_through_prefix) \
+	  | kubectl --context $(EKS_CONTEXT) apply -f -
 	@$(MAKE) --no-print-directory k8s-wait CONTEXT=$(EKS_CONTEXT)
 	@echo "eks: ready. RUNTIME=eks make scenario-nplus1 (tracelab port-forwards); make eks-down removes everything"
 
-eks-down: ## delete the lab (its volumes first), then destroy EKS, ECR and the VPC
+# The pull-through cache's repositories are created by the first pulls, not
+# by Terraform, so destroy would leave them (and their storage bill) behind.
+eks-down: ## delete the lab (its volumes first) and the pull-through cache's repositories, then destroy EKS, ECR and the VPC
+	@$(call need,$(TERRAFORM),install Terraform >= 1.5.7 or set TERRAFORM=tofu)
+	@$(call need,aws,install the AWS CLI v2 and configure credentials)
 	-kubectl --context $(EKS_CONTEXT) delete namespace tracelab --wait --timeout=10m
-	cd infra/terraform && $(TERRAFORM) destroy -input=false -var 'api_allowed_cidrs=["$(or $(ADMIN_CIDR),127.0.0.1/32)"]'
+	@prefix=$$($(TF) output -raw ecr_pull_through_prefix 2>/dev/null || true); region=$$($(TF) output -raw region 2>/dev/null || true); \
+	if [ -n "$$prefix" ] && [ -n "$$region" ]; then \
+	  for r in $$(aws ecr describe-repositories --region $$region --query "repositories[?starts_with(repositoryName, '$$prefix/')].repositoryName" --output text); do \
+	    echo "==> deleting the cached repository $$r"; aws ecr delete-repository --region $$region --repository-name $$r --force >/dev/null; \
+	  done; \
+	fi
+	$(TF) destroy -input=false -var 'api_allowed_cidrs=["$(or $(ADMIN_CIDR),127.0.0.1/32)"]'
 	-kubectl config delete-context $(EKS_CONTEXT)
