@@ -21,6 +21,13 @@ data "aws_availability_zones" "available" {
 
 locals {
   azs = slice(data.aws_availability_zones.available.names, 0, 2)
+
+  # The platform make images builds for (output node_platform).
+  node_platform = strcontains(var.node_ami_type, "ARM_64") ? "linux/arm64" : "linux/amd64"
+
+  # ECR repositories of the Docker Hub cache are <prefix>/<image>; empty when
+  # the cache is off (output ecr_pull_through_prefix).
+  pull_through_prefix = var.dockerhub_secret_arn == null ? "" : "docker-hub"
 }
 
 module "vpc" {
@@ -101,7 +108,7 @@ module "eks" {
 
   eks_managed_node_groups = {
     lab = {
-      ami_type       = "AL2023_x86_64_STANDARD"
+      ami_type       = var.node_ami_type
       instance_types = [var.node_instance_type]
       min_size       = var.node_count
       max_size       = var.node_count
@@ -113,6 +120,12 @@ module "eks" {
         http_endpoint               = "enabled"
         http_tokens                 = "required"
         http_put_response_hop_limit = 1
+      }
+
+      # The kubelet pulls the cached Docker Hub images with the node's role.
+      # The key comes from a variable, so it is known when planning.
+      iam_role_additional_policies = {
+        for k in(var.dockerhub_secret_arn == null ? [] : ["ecr_pull_through"]) : k => aws_iam_policy.ecr_pull_through[0].arn
       }
     }
   }
@@ -156,3 +169,34 @@ resource "aws_ecr_repository" "service" {
 }
 
 data "aws_caller_identity" "current" {}
+
+# Docker Hub through ECR (opt-in: dockerhub_secret_arn). Docker Hub allows
+# anonymous clients 10 pulls an hour per IPv4 address, and the nodes share
+# the NAT gateway's one address. With this rule, ECR pulls each image once
+# with the secret's Docker Hub account and serves it from then on; make
+# eks-deploy rewrites the Docker Hub images to <registry>/docker-hub/....
+resource "aws_ecr_pull_through_cache_rule" "dockerhub" {
+  count = var.dockerhub_secret_arn == null ? 0 : 1
+
+  ecr_repository_prefix = local.pull_through_prefix
+  upstream_registry_url = "registry-1.docker.io"
+  credential_arn        = var.dockerhub_secret_arn
+}
+
+# A node's first pull of an image creates its repository in the cache and
+# imports the image: two actions the nodes' read-only ECR policy lacks.
+resource "aws_iam_policy" "ecr_pull_through" {
+  count = var.dockerhub_secret_arn == null ? 0 : 1
+
+  name_prefix = "${var.name}-ecr-pull-through-"
+  description = "Lets the lab's nodes fill the Docker Hub pull-through cache."
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Effect   = "Allow"
+      Action   = ["ecr:BatchImportUpstreamImage", "ecr:CreateRepository"]
+      Resource = "arn:aws:ecr:${var.region}:${data.aws_caller_identity.current.account_id}:repository/${local.pull_through_prefix}/*"
+    }]
+  })
+  tags = var.tags
+}

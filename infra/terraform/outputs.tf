@@ -22,3 +22,13 @@ output "ecr_repository_urls" {
   description = "ECR repository URL per service."
   value       = { for name, repo in aws_ecr_repository.service : name => repo.repository_url }
 }
+
+output "node_platform" {
+  description = "Platform of the nodes (from node_ami_type), which make images builds for."
+  value       = local.node_platform
+}
+
+output "ecr_pull_through_prefix" {
+  description = "Repository prefix of the Docker Hub pull-through cache in ecr_registry, or \"\" when it is off (dockerhub_secret_arn unset). make eks-deploy pulls Docker Hub images through it."
+  value       = local.pull_through_prefix
+}

@@ -11,9 +11,9 @@ variable "name" {
 }
 
 variable "kubernetes_version" {
-  description = "EKS Kubernetes version: the minor of K8S_VERSION in infra/local/versions.env, which the manifests are validated against."
+  description = "EKS Kubernetes version: the minor of K8S_VERSION in infra/local/versions.env, which the manifests are validated against. In EKS standard support until 2027-03-27; after that EKS bills extended support ($0.60 an hour instead of $0.10)."
   type        = string
-  default     = "1.33"
+  default     = "1.35"
 }
 
 variable "api_allowed_cidrs" {
@@ -38,6 +38,17 @@ variable "node_instance_type" {
   default     = "m6i.large"
 }
 
+variable "node_ami_type" {
+  description = "AMI type of the managed node group; its architecture must be node_instance_type's (x86_64 for m6i, ARM_64 for Graviton types such as m7g). make images builds the services for it (output node_platform)."
+  type        = string
+  default     = "AL2023_x86_64_STANDARD"
+
+  validation {
+    condition     = contains(["AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD"], var.node_ami_type)
+    error_message = "Use AL2023_x86_64_STANDARD (x86_64 instance types) or AL2023_ARM_64_STANDARD (Graviton instance types)."
+  }
+}
+
 variable "node_count" {
   description = "Nodes in the managed node group: two m6i.large (2 vCPU, 8 GiB each) hold the lab with room for a scenario's load."
   type        = number
@@ -56,5 +67,16 @@ variable "tags" {
   default = {
     Project   = "trace-pathology-lab"
     ManagedBy = "terraform"
+  }
+}
+
+variable "dockerhub_secret_arn" {
+  description = "Optional. ARN of a Secrets Manager secret, in the lab's region and named ecr-pullthroughcache/<anything>, holding {\"username\": ..., \"accessToken\": ...} of a Docker Hub account. When set, ECR caches Docker Hub's images (pull-through cache, repositories docker-hub/...) and make eks-deploy pulls them from there, past Docker Hub's anonymous pull limit. Null: the nodes pull from Docker Hub anonymously, through the NAT gateway's one address."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.dockerhub_secret_arn == null || can(regex("^arn:aws:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:ecr-pullthroughcache/", var.dockerhub_secret_arn))
+    error_message = "ECR accepts only a Secrets Manager secret whose name starts with ecr-pullthroughcache/ (infra/terraform/README.md, \"Docker Hub through ECR\")."
   }
 }
