@@ -17,6 +17,7 @@
 # would leave the old pods running. With a reference per build, applying the
 # manifests replaces exactly the services whose image changed.
 set -euo pipefail
+shopt -s inherit_errexit
 
 DOCKER=${DOCKER:-docker}
 IMAGE_TAG=${IMAGE_TAG:-dev}
@@ -63,34 +64,37 @@ third-party)
 	;;
 tag-builds)
 	for ref in $(builds); do
-		tagged=${ref%:*}:$(id_tag "$ref")
-		"$DOCKER" tag "$ref" "$tagged"
-		echo "$tagged"
+		tag=$(id_tag "$ref")
+		"$DOCKER" tag "$ref" "${ref%:*}:$tag"
+		echo "${ref%:*}:$tag"
 	done
 	;;
 pin-builds)
 	manifests=$(cat)
-	script=$(for ref in $(builds <<<"$manifests"); do subst "$ref" "${ref%:*}:$(id_tag "$ref")"; done)
+	script=
+	for ref in $(builds <<<"$manifests"); do
+		tag=$(id_tag "$ref")
+		script+=$(subst "$ref" "${ref%:*}:$tag")$'\n'
+	done
 	sed -E "$script" <<<"$manifests"
 	;;
 pin-ecr)
 	registry=${2:?pin-ecr REGISTRY REGION [CACHE_PREFIX]} region=${3:?pin-ecr REGISTRY REGION [CACHE_PREFIX]} prefix=${4:-}
 	manifests=$(cat)
-	script=$(
-		for ref in $(builds <<<"$manifests"); do
-			repo=${ref%:*}
-			digest=$(aws ecr describe-images --region "$region" --repository-name "$repo" --image-ids "imageTag=$IMAGE_TAG" \
-				--query 'imageDetails[0].imageDigest' --output text 2>/dev/null) && [[ $digest == sha256:* ]] ||
-				die "$repo:$IMAGE_TAG is not in ECR ($registry); run make eks-push"
-			subst "$ref" "$registry/$repo@$digest"
+	script=
+	for ref in $(builds <<<"$manifests"); do
+		repo=${ref%:*}
+		digest=$(aws ecr describe-images --region "$region" --repository-name "$repo" --image-ids "imageTag=$IMAGE_TAG" \
+			--query 'imageDetails[0].imageDigest' --output text 2>/dev/null) || digest=
+		[[ $digest == sha256:* ]] || die "$repo:$IMAGE_TAG is not in ECR ($registry); run make eks-push"
+		script+=$(subst "$ref" "$registry/$repo@$digest")$'\n'
+	done
+	if [[ -n $prefix ]]; then
+		for ref in $(images <<<"$manifests" | grep -vE "^tracelab/" || true); do
+			path=$(dockerhub_path "$ref")
+			if [[ -n $path ]]; then script+=$(subst "$ref" "$registry/$prefix/$path")$'\n'; fi
 		done
-		if [[ -n $prefix ]]; then
-			for ref in $(images <<<"$manifests" | grep -vE "^tracelab/"); do
-				path=$(dockerhub_path "$ref")
-				if [[ -n $path ]]; then subst "$ref" "$registry/$prefix/$path"; fi
-			done
-		fi
-	)
+	fi
 	sed -E "$script" <<<"$manifests"
 	;;
 *)
