@@ -169,6 +169,10 @@ NODE_PLATFORM = $(or $(PLATFORM),$(if $(filter eks,$(NODES)),$$($(TF) output -ra
 # images once with your own docker login and load them into kind.
 KIND_REGISTRY_MIRROR ?=
 KIND_PRELOAD ?=
+# On EKS: DOCKERHUB_SECRET_ARN=<ARN of a secret ecr-pullthroughcache/...>
+# turns on the Docker Hub pull-through cache in ECR (infra/terraform/README.md).
+DOCKERHUB_SECRET_ARN ?=
+TF_VARS = -var 'api_allowed_cidrs=["$(or $(ADMIN_CIDR),127.0.0.1/32)"]' $(if $(DOCKERHUB_SECRET_ARN),-var 'dockerhub_secret_arn=$(DOCKERHUB_SECRET_ARN)')
 need        = command -v $(1) >/dev/null || { echo "$@: $(1) is not installed; $(2)" >&2; exit 3; }
 INSTALL_KIND    := see https://kind.sigs.k8s.io/docs/user/quick-start/\#installation (kind >= 0.33.0)
 INSTALL_KUBECTL := see https://kubernetes.io/docs/tasks/tools/ (kubectl >= 1.34)
@@ -264,13 +268,13 @@ k8s-wait:
 	kubectl --context $(CONTEXT) -n tracelab wait --for=condition=Available deployment --all --timeout=10m
 	kubectl --context $(CONTEXT) -n tracelab wait --for=jsonpath='{.status.readyReplicas}'=1 statefulset --all --timeout=10m
 
-eks-up: ## create EKS and ECR with Terraform (ADMIN_CIDR=<your IP>/32), build and push the images, deploy the lab
+eks-up: ## create EKS and ECR with Terraform (ADMIN_CIDR=<your IP>/32, DOCKERHUB_SECRET_ARN), build and push the images, deploy the lab
 	@$(call need,$(TERRAFORM),install Terraform >= 1.5.7 or set TERRAFORM=tofu)
 	@$(call need,aws,install the AWS CLI v2 and configure credentials)
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@test -n "$(ADMIN_CIDR)" || { echo "eks-up: set ADMIN_CIDR to the only network allowed to reach the cluster's API, e.g. ADMIN_CIDR=\$$(curl -s https://checkip.amazonaws.com)/32" >&2; exit 2; }
 	$(TF) init -input=false
-	$(TF) apply -input=false -var 'api_allowed_cidrs=["$(ADMIN_CIDR)"]'
+	$(TF) apply -input=false $(TF_VARS)
 	aws eks update-kubeconfig --region $$($(TF) output -raw region) --name $$($(TF) output -raw cluster_name) --alias $(EKS_CONTEXT)
 	$(MAKE) --no-print-directory images eks-push eks-deploy NODES=eks
 
@@ -308,5 +312,5 @@ eks-down: ## delete the lab (its volumes first) and the pull-through cache's rep
 	    echo "==> deleting the cached repository $$r"; aws ecr delete-repository --region $$region --repository-name $$r --force >/dev/null; \
 	  done; \
 	fi
-	$(TF) destroy -input=false -var 'api_allowed_cidrs=["$(or $(ADMIN_CIDR),127.0.0.1/32)"]'
+	$(TF) destroy -input=false $(TF_VARS)
 	-kubectl config delete-context $(EKS_CONTEXT)
