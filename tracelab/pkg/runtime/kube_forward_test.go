@@ -106,6 +106,12 @@ func TestEKSForwardsJaegerAndPrometheusAndReconnectsADeadForward(t *testing.T) {
 	if _, err := k.Endpoint("gateway"); err != nil {
 		t.Fatal(err)
 	}
+	// Traces and the metrics-reading detectors need Jaeger and Prometheus.
+	for _, service := range []string{"gateway", "jaeger", "prometheus"} {
+		if c.forwards[service] == nil {
+			t.Fatalf("no port-forward to service/%s after Up and Endpoint; calls:\n%s", service, c.took())
+		}
+	}
 	c.took()
 
 	// All alive: nothing to do, before any use.
