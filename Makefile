@@ -180,13 +180,22 @@ INSTALL_KUBECTL := see https://kubernetes.io/docs/tasks/tools/ (kubectl >= 1.34)
 tools-k8s: ## build or fetch the offline Kubernetes check tools (kustomize, kubernetes-validate, OpenTofu, tflint)
 	@infra/local/tools.sh k8s
 
-test-k8s: tools-k8s ## offline checks of k8s/ and infra/terraform: no cluster, no container engine
+test-k8s: tools-k8s test-k8s-configs ## offline checks of k8s/ and infra/terraform: no cluster, no container engine
 	@echo "==> k8s overlays: kustomize render, strict schemas (Kubernetes $$(source $(K8S_TOOLS) && echo $$K8S_VERSION)), security policy, cross-checks"
 	cd tracelab && TRACELAB_K8S_CHECKS=1 go test -count=1 ./internal/manifests
 	@echo "==> infra/terraform: fmt -check (OpenTofu's formatter) and tflint"
 	@# fmt reads no CLI configuration; one named by TF_CLI_CONFIG_FILE but missing would only add warnings.
 	@source $(K8S_TOOLS); TF_CLI_CONFIG_FILE=/dev/null "$$TOFU_BIN" fmt -check -recursive -diff infra/terraform && echo "fmt: ok"
 	@source $(K8S_TOOLS); cd infra/terraform && "$$TFLINT_BIN" --no-color && echo "tflint: ok"
+
+# The telemetry stack's configurations as its pods get them, checked by the
+# programs that read them (k8s/README.md, "The offline checks"). Tempo itself
+# cannot be built here; its configuration loading can (k8s/tempoconfigcheck).
+.PHONY: test-k8s-configs
+test-k8s-configs: tools tools-k8s
+	@echo "==> k8s telemetry configs: otelcol validate, jaeger validate, promtool check config, Tempo's strict configuration load"
+	cd k8s/tempoconfigcheck && GONOSUMDB=github.com/grafana,github.com/parquet-go GOFLAGS=-mod=mod go build -o $(STATE)/bin/tempoconfigcheck .
+	cd tracelab && TRACELAB_K8S_CONFIG_CHECKS=1 TEMPO_CONFIG_CHECK_BIN=$(STATE)/bin/tempoconfigcheck go test -count=1 -run 'Configs' ./internal/manifests
 
 # One recipe per framework (services/images/<framework>.Dockerfile); each
 # service's framework and port come from its description (tracelab services).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes the lab's Kubernetes secrets, once: a random password per file in
 # k8s/base/secrets/ (git-ignored), which kustomize's secretGenerator turns into
-# Secrets. No password is ever committed; delete a file to get a new one.
+# Secrets. No password is ever committed; delete a file to get a new one
+# (k8s/README.md, "Rotating a password").
 set -euo pipefail
 dir=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/base/secrets}
 mkdir -p "$dir"

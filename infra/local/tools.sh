@@ -199,6 +199,7 @@ k8s_tools() {
   in_parallel tofu go_tool tofu github.com/opentofu/opentofu "$OPENTOFU_VERSION" github.com/opentofu/opentofu/cmd/tofu \
     'github.com/hashicorp/hcl/v2 v2.20.1 => github.com/opentofu/hcl/v2 v2.20.2-0.20250121132637-504036cd70e7'
   in_parallel tflint go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION" github.com/terraform-linters/tflint
+  in_parallel promtool promtool_bin
   await_all
   cat >"$state/tools-k8s.env.tmp" <<EOF
 # Written by infra/local/tools.sh k8s; do not edit.
@@ -207,6 +208,7 @@ KUSTOMIZE_BIN=$(tool kustomize)
 KUBERNETES_VALIDATE_BIN=$(tool kubernetes-validate)
 TOFU_BIN=$(tool tofu)
 TFLINT_BIN=$(tool tflint)
+PROMTOOL_BIN=$(tool promtool)
 EOF
   rm -rf "$jobs"
   mv "$state/tools-k8s.env.tmp" "$state/tools-k8s.env"
@@ -244,6 +246,13 @@ EOF
 # discovery.
 prometheus_bin() {
   STUB=plugins/plugins.go go_tool prometheus github.com/prometheus/prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/prometheus
+}
+
+# promtool of the same release, with the same stub: `make test-k8s` checks
+# the cluster's Prometheus configuration with it, and that configuration
+# scrapes static targets too.
+promtool_bin() {
+  STUB=plugins/plugins.go go_tool promtool github.com/prometheus/prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/promtool
 }
 
 # in_parallel NAME FUNCTION [ARGS...]: starts one tool's fetch or build in

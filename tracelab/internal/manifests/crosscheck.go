@@ -46,6 +46,7 @@ func CrossCheck(root, overlay string, objs []Object) []string {
 	c.imageRecipes()
 	c.networkHops()
 	c.collector()
+	c.postgresPassword()
 	c.sameFile("jaeger-config", "jaeger.yaml", "infra/local/jaeger.yaml")
 	c.prometheus()
 	c.generatedFiles("grafana-dashboards", "dashboards", "*.json")
@@ -251,6 +252,51 @@ func servicePort(svc Object, port string) bool {
 		}
 	}
 	return false
+}
+
+// postgresPassword checks that PostgreSQL's set-password initContainer sees
+// what the postgres container sees: were its PGDATA another folder, it would
+// find no cluster there and leave the old password in place without a word.
+func (c *checker) postgresPassword() {
+	sts := Find(c.objs, "StatefulSet", "postgres")
+	if sts == nil {
+		c.bad("no StatefulSet postgres")
+		return
+	}
+	byName := map[string]map[string]any{}
+	for _, ct := range Containers(sts.PodSpec()) {
+		byName[str(ct["name"])] = ct
+	}
+	initc, main := byName["set-password"], byName["postgres"]
+	if initc == nil || main == nil || !strings.Contains(fmt.Sprint(initc["command"]), "set-postgres-password.sh") {
+		c.bad("statefulset/postgres: needs the initContainer set-password running set-postgres-password.sh beside the container postgres, or a rotated Secret never reaches the volume")
+		return
+	}
+	envOf := func(ct map[string]any) map[string]any {
+		out := map[string]any{}
+		for _, e := range list(ct["env"]) {
+			m, _ := e.(map[string]any)
+			out[str(m["name"])] = m
+		}
+		return out
+	}
+	mountOf := func(ct map[string]any, volume string) string {
+		for _, v := range list(ct["volumeMounts"]) {
+			if m, _ := v.(map[string]any); str(m["name"]) == volume {
+				return str(m["mountPath"])
+			}
+		}
+		return ""
+	}
+	initEnv, mainEnv := envOf(initc), envOf(main)
+	for _, key := range []string{"PGDATA", "POSTGRES_USER", "POSTGRES_PASSWORD"} {
+		if !reflect.DeepEqual(initEnv[key], mainEnv[key]) || initEnv[key] == nil {
+			c.bad("statefulset/postgres/set-password: %s must be the postgres container's", key)
+		}
+	}
+	if mountOf(initc, "data") == "" || mountOf(initc, "data") != mountOf(main, "data") {
+		c.bad("statefulset/postgres/set-password: must mount the volume data where the postgres container does")
+	}
 }
 
 // collector checks that the Kubernetes collector runs the local pipeline:

@@ -193,6 +193,7 @@ metadata: {name: app}
 spec:
   template:
     spec:
+      enableServiceLinks: false
       securityContext: {runAsNonRoot: true, runAsUser: 10001, seccompProfile: {type: RuntimeDefault}}
       containers:
         - name: app
@@ -220,6 +221,33 @@ spec:
 	for _, want := range []string{"runAsNonRoot", "seccompProfile", "not pinned", "capabilities.drop", "capabilities.add", "readOnlyRootFilesystem", "resources.limits.cpu", "resources.limits.memory"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no breach mentions %s; got:\n%s", want, got)
+		}
+	}
+}
+
+// A pod that leaves service links on (the default) or turns them on fails,
+// wherever its pod template is (a CronJob's too).
+func TestPolicyRequiresNoServiceLinks(t *testing.T) {
+	pod := `
+      securityContext: {runAsNonRoot: true, runAsUser: 10001, seccompProfile: {type: RuntimeDefault}}
+      containers:
+        - name: app
+          image: example/app:1.0
+          resources: {requests: {cpu: 10m, memory: 1Mi}, limits: {cpu: 10m, memory: 1Mi}}
+          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+`
+	for _, tc := range []struct{ name, yaml string }{
+		{"deployment/app", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n  template:\n    spec:" + pod},
+		{"deployment/app", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n  template:\n    spec:\n      enableServiceLinks: true" + pod},
+		{"cronjob/app", "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: app}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:" + strings.ReplaceAll(pod, "\n      ", "\n          ")},
+	} {
+		objs, err := Decode([]byte(tc.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tc.name + ": enableServiceLinks must be false"
+		if got := Policy(objs); len(got) != 1 || got[0] != want {
+			t.Errorf("got %q, want only %q", got, want)
 		}
 	}
 }

@@ -20,8 +20,8 @@ var secretName = regexp.MustCompile(`(?i)(PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|
 // workload: the restricted Pod Security Standard (non-root, no privilege
 // escalation, all capabilities dropped, seccomp RuntimeDefault, no host
 // namespaces or host paths), a read-only root filesystem unless listed in
-// ReadOnlyRootExceptions, CPU and memory requests and limits, and no
-// credential as a literal in the environment.
+// ReadOnlyRootExceptions, CPU and memory requests and limits, no
+// credential as a literal in the environment, and no service links.
 func Policy(objs []Object) []string {
 	var out []string
 	bad := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
@@ -34,6 +34,15 @@ func Policy(objs []Object) []string {
 			continue
 		}
 		id := o.ID()
+		// Service links put <SERVICE>_PORT=tcp://… and the like into every
+		// container, and images that read their settings from the
+		// environment take them for their own: apache/kafka writes every
+		// KAFKA_* variable into server.properties, so the Service kafka
+		// turns into KAFKA_PORT=tcp://… there. The lab's pods find each
+		// other by DNS and read their ports from lab-ports.
+		if spec["enableServiceLinks"] != false {
+			bad("%s: enableServiceLinks must be false", id)
+		}
 		for _, key := range []string{"hostNetwork", "hostPID", "hostIPC"} {
 			if spec[key] == true {
 				bad("%s: %s is not allowed", id, key)

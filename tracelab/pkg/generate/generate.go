@@ -388,6 +388,7 @@ spec:
         app.kubernetes.io/component: service
     spec:
       automountServiceAccountToken: false
+      enableServiceLinks: false
       securityContext:
         runAsNonRoot: true
         runAsUser: 10001

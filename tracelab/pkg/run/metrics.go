@@ -38,6 +38,9 @@ func (r *Runner) clientMetrics(ctx context.Context, ds []detect.Detector, from, 
 	if len(readers) == 0 {
 		return nil, nil
 	}
+	if err := r.Runtime.Reconnect(ctx); err != nil {
+		return nil, err
+	}
 	pc := prom.New(r.Runtime.PrometheusURL())
 	at, err := waitForSamples(ctx, pc, series, from, to.Add(exportLag), metricsWait, time.Second)
 	if err != nil || at.IsZero() {

@@ -163,6 +163,9 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 	r.Progress("[%s] k6: %d requests, p50 %s, p95 %s, %.1f%% failed", variant, sum.Requests, analyze.FormatMs(sum.P50Ms), analyze.FormatMs(sum.P95Ms), 100*sum.Failed)
 
 	r.Progress("[%s] waiting for the run's traces in Jaeger", variant)
+	if err := r.Runtime.Reconnect(ctx); err != nil {
+		return nil, err
+	}
 	traces, err := r.collectTraces(ctx, jc, s.Entrypoint, vr.Window.Start, vr.Window.End, sum.Requests)
 	if err != nil {
 		return nil, err

@@ -5,10 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +25,8 @@ import (
 //     process;
 //   - endpoints keep the local runtime's ports on 127.0.0.1: kind maps them
 //     from NodePorts (k8s/kind/cluster.yaml), EKS reaches them by kubectl
-//     port-forward, which tracelab starts and stops;
+//     port-forward, which tracelab starts, checks before each use, starts
+//     again when it died, and stops;
 //   - traces come from the cluster's Jaeger and metrics from its
 //     Prometheus, by the same query APIs and at the same ports.
 //
@@ -39,8 +40,15 @@ type Kube struct {
 	ports     map[string]string
 	infra     []string // the telemetry stack a scenario needs, as on the local runtime
 	kubectl   Kubectl
-	forwards  map[string]Forward // service -> its port-forward
+	forwards  map[string]portForward // by the Service it reaches
 	progress  Progress
+}
+
+// portForward is one of the port-forwards a run started, with the port it
+// keeps on 127.0.0.1 (the component's port in ports.env).
+type portForward struct {
+	Forward
+	port string
 }
 
 // Kubectl runs kubectl; tests replace it with recorded interactions.
@@ -53,7 +61,15 @@ type Kubectl interface {
 }
 
 // Forward is a running kubectl port-forward.
-type Forward interface{ Stop() }
+type Forward interface {
+	// Err is nil while the port-forward carries connections, and otherwise
+	// says why it does not: kubectl exited (the pod it follows went away,
+	// or its connection to the API server dropped), or the local port no
+	// longer accepts connections.
+	Err() error
+	// Stop ends it, dead or alive.
+	Stop()
+}
 
 // The kubectl contexts make kind-up and make eks-up create; KUBE_CONTEXT
 // overrides them.
@@ -99,7 +115,7 @@ func NewKube(name, root string, progress Progress) (*Kube, error) {
 
 func newKube(name, context string, ports map[string]string, infra []string, k Kubectl) *Kube {
 	return &Kube{name: name, context: context, namespace: Namespace, portFwd: name == "eks",
-		ports: ports, infra: infra, kubectl: k, forwards: map[string]Forward{}, progress: func(string, ...any) {}}
+		ports: ports, infra: infra, kubectl: k, forwards: map[string]portForward{}, progress: func(string, ...any) {}}
 }
 
 func (k *Kube) Name() string { return k.name }
@@ -188,6 +204,7 @@ func (k *Kube) Up(ctx context.Context, services []string, settings Settings, var
 	if err != nil {
 		return err
 	}
+	restarted := map[string]string{} // forwarded Service -> its port, for forwards whose pod is being replaced
 	for _, name := range append(append([]string{}, k.infra...), services...) {
 		w, ok := all[name]
 		if !ok {
@@ -199,17 +216,27 @@ func (k *Kube) Up(ctx context.Context, services []string, settings Settings, var
 			if _, err := k.run(ctx, append([]string{"set", "env", w.kind + "/" + name}, changes...)...); err != nil {
 				return err
 			}
-			k.stopForward(name) // its pod is being replaced
+			// A port-forward follows one pod, and this one is being replaced.
+			if f, ok := k.forwards[name]; ok {
+				restarted[name] = f.port
+				k.stopForward(name)
+			}
 		}
 		if _, err := k.run(ctx, "rollout", "status", w.kind+"/"+name, "--timeout="+rolloutTimeout.String()); err != nil {
 			return fmt.Errorf("%s/%s did not become ready: %v; see kubectl --context %s -n %s describe %s/%s", w.kind, name, err, k.context, k.namespace, w.kind, name)
 		}
 	}
-	if k.portFwd {
-		if err := k.forward(ctx, "jaeger", k.ports["JAEGER_QUERY_PORT"]); err != nil {
+	if !k.portFwd {
+		return nil
+	}
+	// Trace collection and the metrics-reading detectors need Jaeger and
+	// Prometheus on every run.
+	restarted["jaeger"] = k.ports["JAEGER_QUERY_PORT"]
+	restarted["prometheus"] = k.ports["PROMETHEUS_PORT"]
+	for _, service := range slices.Sorted(maps.Keys(restarted)) {
+		if err := k.forward(ctx, service, restarted[service]); err != nil {
 			return err
 		}
-		return k.forward(ctx, "prometheus", k.ports["PROMETHEUS_PORT"])
 	}
 	return nil
 }
@@ -249,7 +276,8 @@ func envChanges(current, want map[string]string, variant string) []string {
 }
 
 // Endpoint is the service's base URL on 127.0.0.1 at the local runtime's
-// port: mapped by kind, or forwarded on EKS.
+// port: mapped by kind, or forwarded on EKS by a port-forward that works
+// when Endpoint returns.
 func (k *Kube) Endpoint(service string) (string, error) {
 	port, ok := k.ports[strings.ToUpper(service)+"_PORT"]
 	if !ok {
@@ -269,17 +297,42 @@ func (k *Kube) JaegerURL() string { return "http://127.0.0.1:" + k.ports["JAEGER
 // as Jaeger is: a NodePort on kind, a port-forward on EKS.
 func (k *Kube) PrometheusURL() string { return "http://127.0.0.1:" + k.ports["PROMETHEUS_PORT"] }
 
-func (k *Kube) forward(ctx context.Context, service, port string) error {
-	if _, ok := k.forwards[service]; ok {
-		return nil
+// Reconnect checks the port-forwards this run started (EKS) and starts
+// again each one that died since its last use: kubectl port-forward follows
+// one pod and never reconnects. It fails, naming the Service, when one
+// cannot be started. On kind the NodePorts need no care.
+func (k *Kube) Reconnect(ctx context.Context) error {
+	for _, service := range slices.Sorted(maps.Keys(k.forwards)) {
+		if err := k.forward(ctx, service, k.forwards[service].port); err != nil {
+			return err
+		}
 	}
-	k.progress("port-forward 127.0.0.1:%s -> service/%s", port, service)
+	return nil
+}
+
+// forward makes 127.0.0.1:port reach service: it keeps the port-forward
+// already there if it still works, and otherwise starts one.
+func (k *Kube) forward(ctx context.Context, service, port string) error {
+	if f, ok := k.forwards[service]; ok {
+		err := f.Err()
+		if err == nil {
+			return nil
+		}
+		k.progress("port-forward to service/%s is down (%v); starting it again", service, err)
+		k.stopForward(service)
+	} else {
+		k.progress("port-forward 127.0.0.1:%s -> service/%s", port, service)
+	}
 	f, err := k.kubectl.Forward(ctx, "--context", k.context, "-n", k.namespace, "port-forward",
 		"--address", "127.0.0.1", "service/"+service, port+":"+port)
 	if err != nil {
-		return fmt.Errorf("port-forward to service/%s: %v", service, err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("port-forward 127.0.0.1:%s -> service/%s: %v; is a pod of it running? kubectl --context %s -n %s get pods -l app.kubernetes.io/name=%s",
+			port, service, err, k.context, k.namespace, service)
 	}
-	k.forwards[service] = f
+	k.forwards[service] = portForward{f, port}
 	return nil
 }
 
@@ -332,8 +385,12 @@ func (execKubectl) Output(ctx context.Context, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// Forward starts kubectl port-forward and waits for its "Forwarding from"
-// line, which it prints once it listens.
+// forwardListenTimeout bounds kubectl port-forward's start: it finds a
+// pod of the Service and opens its local port within seconds.
+const forwardListenTimeout = 30 * time.Second
+
+// Forward starts kubectl port-forward and returns once it listens: its
+// "Forwarding from 127.0.0.1:PORT -> PORT" line says so, and where.
 func (execKubectl) Forward(ctx context.Context, args ...string) (Forward, error) {
 	cmd := exec.Command("kubectl", args...)
 	stdout, err := cmd.StdoutPipe()
@@ -345,42 +402,77 @@ func (execKubectl) Forward(ctx context.Context, args ...string) (Forward, error)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	ready := make(chan error, 1)
+	f := &execForward{cmd: cmd, exited: make(chan struct{})}
+	listening := make(chan string, 1)
 	go func() {
+		// Reading to the end keeps kubectl from blocking on its line per
+		// connection, and must end before Wait.
 		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "Forwarding from") {
-				ready <- nil
-				io.Copy(io.Discard, stdout) // keep reading, or kubectl blocks
-				return
+		for sent := false; sc.Scan(); {
+			if addr, ok := forwardingFrom(sc.Text()); ok && !sent {
+				listening <- addr
+				sent = true
 			}
 		}
-		ready <- errors.New("kubectl port-forward exited")
+		io.Copy(io.Discard, stdout)
+		err := cmd.Wait()
+		// kubectl says why last ("error: lost connection to pod"), after
+		// the errors of the connections it carried.
+		f.exit = fmt.Errorf("kubectl port-forward exited: %s", lastLine(orErr(stderr.String(), err)))
+		close(f.exited)
 	}()
-	stop := &execForward{cmd: cmd}
 	select {
-	case err := <-ready:
-		if err != nil {
-			stop.Stop()
-			return nil, fmt.Errorf("%v: %s", err, firstLine(stderr.String()))
-		}
-		return stop, nil
-	case <-time.After(30 * time.Second):
-		stop.Stop()
-		return nil, fmt.Errorf("kubectl port-forward did not listen within 30s: %s", firstLine(stderr.String()))
+	case f.addr = <-listening:
+		return f, nil
+	case <-f.exited:
+		return nil, f.exit
+	case <-time.After(forwardListenTimeout):
+		f.Stop()
+		return nil, fmt.Errorf("kubectl port-forward did not listen within %s: %s", forwardListenTimeout, lastLine(stderr.String()))
 	case <-ctx.Done():
-		stop.Stop()
+		f.Stop()
 		return nil, ctx.Err()
 	}
 }
 
-type execForward struct{ cmd *exec.Cmd }
+// forwardingFrom reads the local address from kubectl port-forward's
+// "Forwarding from 127.0.0.1:16686 -> 16686".
+func forwardingFrom(line string) (string, bool) {
+	f := strings.Fields(line)
+	if len(f) < 3 || f[0] != "Forwarding" || f[1] != "from" {
+		return "", false
+	}
+	return f[2], true
+}
+
+type execForward struct {
+	cmd    *exec.Cmd
+	addr   string        // where it listens
+	exited chan struct{} // closed once kubectl has exited
+	exit   error         // why, once exited is closed
+}
+
+// forwardDialTimeout bounds the connection Err opens: the port is on
+// 127.0.0.1, so a listener accepts at once.
+const forwardDialTimeout = 2 * time.Second
+
+func (f *execForward) Err() error {
+	select {
+	case <-f.exited:
+		return f.exit
+	default:
+	}
+	c, err := net.DialTimeout("tcp", f.addr, forwardDialTimeout)
+	if err != nil {
+		return fmt.Errorf("%s no longer accepts connections: %v", f.addr, err)
+	}
+	c.Close()
+	return nil
+}
 
 func (f *execForward) Stop() {
-	if f.cmd.Process != nil {
-		f.cmd.Process.Kill()
-		f.cmd.Wait()
-	}
+	f.cmd.Process.Kill()
+	<-f.exited
 }
 
 // kubectlVerb names a kubectl call by its command, without the context and

@@ -97,6 +97,9 @@ func (l *Local) JaegerURL() string { return "http://127.0.0.1:" + l.ports["JAEGE
 
 func (l *Local) PrometheusURL() string { return "http://127.0.0.1:" + l.ports["PROMETHEUS_PORT"] }
 
+// Reconnect has nothing to do: every process listens on 127.0.0.1 itself.
+func (l *Local) Reconnect(context.Context) error { return nil }
+
 // Running reports whether a process-compose started by the lab is alive.
 func (l *Local) Running() bool {
 	pid := l.pid()

@@ -31,6 +31,11 @@ type Runtime interface {
 	// PrometheusURL is the base URL of the Prometheus that scrapes the
 	// services' metrics.
 	PrometheusURL() string
+	// Reconnect makes the URLs given out since Up reach the stack again if
+	// what carries them has stopped (EKS's port-forwards, after a pod
+	// restart or a dropped connection), and fails when it cannot. Callers
+	// run it before they use a URL they got minutes ago.
+	Reconnect(ctx context.Context) error
 	// Status describes the stack's processes or workloads, one per line.
 	Status(ctx context.Context) (string, error)
 	// Down stops everything the runtime started; it is safe to call twice.
