@@ -110,7 +110,7 @@ func TestBrokenManifestsFail(t *testing.T) {
 			{"k8s/base/instrumentation.yaml", "", "apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\nmetadata:\n  name: java\nspec: {}\n"},
 			{"k8s/base/kustomization.yaml", "  - namespace.yaml\n", "  - namespace.yaml\n  - instrumentation.yaml\n"}},
 			"Couldn't find schema for kind Instrumentation"},
-		{"missing limits", []edit{{"k8s/base/services/pricing.yaml", "            limits: {cpu: \"1\", memory: 768Mi}\n", ""}},
+		{"missing limits", []edit{{"k8s/base/services/pricing.yaml", "            limits: {cpu: \"1\", memory: 800Mi}\n", ""}},
 			"deployment/pricing/pricing: resources.limits.cpu is missing"},
 		{"privileged container", []edit{{"k8s/base/services/gateway.yaml", "            allowPrivilegeEscalation: false\n", "            allowPrivilegeEscalation: false\n            privileged: true\n"}},
 			"deployment/gateway/gateway: privileged containers are not allowed"},
