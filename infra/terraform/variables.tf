@@ -11,9 +11,9 @@ variable "name" {
 }
 
 variable "kubernetes_version" {
-  description = "EKS Kubernetes version: the minor of K8S_VERSION in infra/local/versions.env, which the manifests are validated against."
+  description = "EKS Kubernetes version: the minor of K8S_VERSION in infra/local/versions.env, which make test-k8s checks the manifests against."
   type        = string
-  default     = "1.33"
+  default     = "1.35"
 }
 
 variable "api_allowed_cidrs" {
