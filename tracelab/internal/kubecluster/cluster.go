@@ -84,8 +84,8 @@ type Cluster struct {
 const Nodes = 3
 
 // Start brings up a control plane with Nodes Ready nodes and returns once
-// it serves, or fails the test with the tail of the log of the part that did
-// not come up.
+// it serves, or fails the test. Whenever the test fails, the tail of each
+// part's log is printed at its end: that is usually where the reason is.
 func Start(t testing.TB, tools Tools) *Cluster {
 	t.Helper()
 	begin := time.Now()
@@ -120,6 +120,9 @@ func Start(t testing.TB, tools Tools) *Cluster {
 		"--tls-cert-file", pki.servingCert, "--tls-private-key-file", pki.servingKey,
 		"--token-auth-file", pki.tokenFile,
 		"--authorization-mode", "Node,RBAC",
+		// As on kind and EKS: privileged containers are the namespaces'
+		// Pod Security level's to refuse, not the whole cluster's.
+		"--allow-privileged=true",
 		// PodSecurity is one of the defaults; named so that a default
 		// changing upstream cannot turn off what the tests rely on.
 		"--enable-admission-plugins", "PodSecurity",
@@ -172,7 +175,7 @@ func (c *Cluster) Kubectl(args ...string) []byte {
 	c.t.Helper()
 	out, err := c.TryKubectl("", args...)
 	if err != nil {
-		c.Fatalf("%v", err)
+		c.t.Fatalf("%v", err)
 	}
 	return out
 }
@@ -209,7 +212,7 @@ const FieldManager = "tracelab-test"
 // Extra arguments go to kubectl apply (--dry-run=server: admission and
 // validation without storing).
 func (c *Cluster) TryApply(yaml string, extra ...string) ([]byte, error) {
-	args := append([]string{"apply", "--server-side", "--field-manager", FieldManager, "--field-validation=Strict", "-f", "-"}, extra...)
+	args := append([]string{"apply", "--server-side", "--field-manager", FieldManager, "--validate=strict", "-f", "-"}, extra...)
 	out, stderr, err := c.kubectl(yaml, args...)
 	if err != nil {
 		return out, err
@@ -231,7 +234,7 @@ func (c *Cluster) Apply(yaml string) []byte {
 	c.t.Helper()
 	out, err := c.TryApply(yaml)
 	if err != nil {
-		c.Fatalf("%v", err)
+		c.t.Fatalf("%v", err)
 	}
 	return out
 }
@@ -245,14 +248,6 @@ func (c *Cluster) WaitForServiceAccount(namespace string) {
 		_, err := c.TryKubectl("", "-n", namespace, "get", "serviceaccount", "default", "-o", "name")
 		return err
 	})
-}
-
-// Fatalf fails the test with the tail of every part's log, which is where
-// the reason usually is.
-func (c *Cluster) Fatalf(format string, args ...any) {
-	c.t.Helper()
-	c.logTails()
-	c.t.Fatalf(format, args...)
 }
 
 func (c *Cluster) logTails() {
@@ -282,7 +277,7 @@ func (c *Cluster) start(name, bin string, args ...string) {
 	p.cmd.SysProcAttr = dieWithParent()
 	if err := p.cmd.Start(); err != nil {
 		f.Close()
-		c.Fatalf("kubecluster: starting %s: %v", name, err)
+		c.t.Fatalf("kubecluster: starting %s: %v", name, err)
 	}
 	go func() { p.err = p.cmd.Wait(); f.Close(); close(p.exited) }()
 	c.procs = append(c.procs, p)
@@ -321,12 +316,12 @@ func (c *Cluster) poll(what string, timeout time.Duration, check func() error) {
 		for _, p := range c.procs {
 			select {
 			case <-p.exited:
-				c.Fatalf("kubecluster: %s exited (%v) while waiting for %s", p.name, p.err, what)
+				c.t.Fatalf("kubecluster: %s exited (%v) while waiting for %s", p.name, p.err, what)
 			default:
 			}
 		}
 		if time.Now().After(deadline) {
-			c.Fatalf("kubecluster: %s not ready after %s: %v", what, timeout, err)
+			c.t.Fatalf("kubecluster: %s not ready after %s: %v", what, timeout, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

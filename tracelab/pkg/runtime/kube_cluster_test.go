@@ -42,7 +42,7 @@ func TestKubeSwitchesVariantsOnAServer(t *testing.T) {
 	c := kubecluster.Start(t, kubecluster.ToolsForTest(t))
 	root := repotest.LabCopy(t)
 	if _, err := manifests.Deploy(c, root, "kind"); err != nil {
-		c.Fatalf("%v", err)
+		t.Fatalf("%v", err)
 	}
 	useCluster(t, c)
 	k, err := runtime.NewKube("kind", root, t.Logf)
@@ -61,7 +61,7 @@ func TestKubeSwitchesVariantsOnAServer(t *testing.T) {
 	for _, variant := range []string{"virtual-threads", "fixed"} {
 		settings := s.SettingsFor("smoke", variant)
 		if err := k.Up(ctx, s.Services, settings, variant); err != nil {
-			c.Fatalf("Up %s: %v", variant, err)
+			t.Fatalf("Up %s: %v", variant, err)
 		}
 		want := map[string]string{"LAB_VARIANT": variant}
 		for name, value := range settings["gateway"] {
@@ -116,7 +116,7 @@ func TestKubeErrorsSayWhatToDo(t *testing.T) {
 		}
 		return k.Up(context.Background(), []string{"catalog"}, nil, "baseline")
 	}
-	expect := func(err error, want string) {
+	expect := func(t *testing.T, err error, want string) {
 		t.Helper()
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("got %v, want %q", err, want)
@@ -125,12 +125,12 @@ func TestKubeErrorsSayWhatToDo(t *testing.T) {
 	}
 
 	t.Run("lab not deployed", func(t *testing.T) {
-		expect(up(), "the lab is not deployed in namespace tracelab of context "+c.Context+"; run 'make kind-up'")
+		expect(t, up(), "the lab is not deployed in namespace tracelab of context "+c.Context+"; run 'make kind-up'")
 	})
 
 	t.Run("no such context", func(t *testing.T) {
 		t.Setenv("KUBE_CONTEXT", "kind-elsewhere")
-		expect(up(), `context "kind-elsewhere" does not exist`)
+		expect(t, up(), `context "kind-elsewhere" does not exist`)
 	})
 
 	// A Jaeger that cannot be scheduled (no node has the label it asks
@@ -157,7 +157,7 @@ spec:
           image: jaegertracing/jaeger:2.0.0
           securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 `)
-		expect(up(), `deployment/jaeger did not become ready: kubectl rollout status: error: deployment "jaeger" exceeded its progress deadline; see kubectl --context `+c.Context+` -n tracelab describe deployment/jaeger`)
+		expect(t, up(), `deployment/jaeger did not become ready: kubectl rollout status: error: deployment "jaeger" exceeded its progress deadline; see kubectl --context `+c.Context+` -n tracelab describe deployment/jaeger`)
 	})
 }
 
