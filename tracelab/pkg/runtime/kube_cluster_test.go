@@ -53,6 +53,11 @@ func TestKubeSwitchesVariantsOnAServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// On kwok's nodes a pod is Ready the moment it is scheduled, so a
+	// rollout would end before anyone could tell whether Up waited for it.
+	// Two seconds of minReadySeconds make every rollout of the gateway last
+	// that long.
+	c.Kubectl("-n", runtime.Namespace, "patch", "deployment", "gateway", "--type=merge", "-p", `{"spec":{"minReadySeconds":2}}`)
 	ctx := context.Background()
 	const dropped = "SPRING_THREADS_VIRTUAL_ENABLED"
 	if _, ok := s.SettingsFor("smoke", "virtual-threads")["gateway"][dropped]; !ok {
@@ -68,8 +73,12 @@ func TestKubeSwitchesVariantsOnAServer(t *testing.T) {
 			want[name] = value
 		}
 		d := getDeployment(t, c, "gateway")
-		if d.Status.UpdatedReplicas != d.Status.Replicas || d.Status.ReadyReplicas != d.Status.Replicas || d.Status.ObservedGeneration != d.Metadata.Generation {
-			t.Errorf("%s: Up returned before the gateway rolled out: %+v, generation %d", variant, d.Status, d.Metadata.Generation)
+		// kubectl rollout status's own test of a finished rollout: the
+		// controller saw the change, and every replica is new and available
+		// (during the rollout, the old pod counts in status.replicas).
+		if d.Status.ObservedGeneration != d.Metadata.Generation || d.Status.Replicas != d.Spec.Replicas ||
+			d.Status.UpdatedReplicas != d.Spec.Replicas || d.Status.AvailableReplicas != d.Spec.Replicas {
+			t.Errorf("%s: Up returned before the gateway rolled out: generation %d, spec.replicas %d, status %+v", variant, d.Metadata.Generation, d.Spec.Replicas, d.Status)
 		}
 		checkEnv(t, variant+": deployment/gateway", d.env(), want, variant == "fixed", dropped)
 		pods := livePods(t, c, "gateway")
@@ -166,6 +175,7 @@ type deployment struct {
 		Generation int64 `json:"generation"`
 	} `json:"metadata"`
 	Spec struct {
+		Replicas int `json:"replicas"`
 		Template struct {
 			Spec podSpec `json:"spec"`
 		} `json:"template"`
@@ -174,7 +184,7 @@ type deployment struct {
 		ObservedGeneration int64 `json:"observedGeneration"`
 		Replicas           int   `json:"replicas"`
 		UpdatedReplicas    int   `json:"updatedReplicas"`
-		ReadyReplicas      int   `json:"readyReplicas"`
+		AvailableReplicas  int   `json:"availableReplicas"`
 	} `json:"status"`
 }
 
