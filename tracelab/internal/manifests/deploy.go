@@ -29,9 +29,14 @@ func Deploy(c *kubecluster.Cluster, root, overlay string) ([]Object, error) {
 		if o.Kind() != "Deployment" && o.Kind() != "StatefulSet" {
 			continue
 		}
-		_, err := c.TryKubectl("", "-n", str(get(o, "metadata", "namespace")), "rollout", "status", o.ID(), "--timeout="+rolloutTimeout.String())
+		ns := str(get(o, "metadata", "namespace"))
+		_, err := c.TryKubectl("", "-n", ns, "rollout", "status", o.ID(), "--timeout="+rolloutTimeout.String())
 		if err != nil {
-			return nil, fmt.Errorf("k8s/overlays/%s: %s did not roll out: %v", overlay, o.ID(), err)
+			// The pods' phases and the namespace's warnings say why (a claim
+			// without a volume, a pod the admission refused, no node that fits).
+			pods, _ := c.TryKubectl("", "-n", ns, "get", "pods,persistentvolumeclaims")
+			events, _ := c.TryKubectl("", "-n", ns, "get", "events", "--field-selector", "type=Warning")
+			return nil, fmt.Errorf("k8s/overlays/%s: %s did not roll out: %v\n%s\n%s", overlay, o.ID(), err, pods, events)
 		}
 	}
 	return objs, nil
