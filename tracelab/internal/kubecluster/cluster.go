@@ -149,7 +149,11 @@ func Start(t testing.TB, tools Tools) *Cluster {
 	// no stages configured it uses its defaults: nodes become Ready and
 	// keep a lease, pods become Running and Ready, a Job's pods complete.
 	os.WriteFile(kwokConfig, []byte("apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n"), 0o644)
-	c.start("kwok", tools.Kwok, "--kubeconfig", components, "--config", kwokConfig, "--manage-all-nodes=true")
+	// Nodes renew a lease, as kubelets do: without one kwok's only
+	// heartbeat is a status update every 20 to 45 s, against the
+	// controller-manager's 50 s grace, and the nodes flap NotReady under load.
+	c.start("kwok", tools.Kwok, "--kubeconfig", components, "--config", kwokConfig, "--manage-all-nodes=true",
+		"--node-lease-duration-seconds=40")
 
 	var nodes strings.Builder
 	for i := range Nodes {
