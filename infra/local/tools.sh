@@ -201,9 +201,12 @@ os_package() { # COMMAND PACKAGE
 # The list comes from the pinned go.mod itself, so a new staging module in a
 # later release needs no edit here.
 kubernetes_bins() {
-  local bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl) pkgs=() replaces=() b
-  for b in "${bins[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
-  if [ ! -x "$cache/kubernetes/$KUBERNETES_VERSION/kubectl" ]; then
+  local bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl) pkgs=() replaces=() b built=1
+  for b in "${bins[@]}"; do
+    pkgs+=("k8s.io/kubernetes/cmd/$b")
+    [ -x "$cache/kubernetes/$KUBERNETES_VERSION/$b" ] || built=
+  done
+  if [ -z "$built" ]; then
     require_go
     local gomod staging=v0.${KUBERNETES_VERSION#v1.}
     gomod=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
