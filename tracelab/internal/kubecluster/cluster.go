@@ -80,7 +80,7 @@ type Cluster struct {
 
 // Nodes are kwok's fake nodes. kwok gives each 1000 CPUs and 1 TiB of memory
 // (it fills in what a node does not declare), so scheduling never fails for
-// want of room; three, so that spreading constraints can be met.
+// want of room; three, so that the scheduler has a choice, as on a cluster.
 const Nodes = 3
 
 // Start brings up a control plane with Nodes Ready nodes and returns once
@@ -146,8 +146,8 @@ func Start(t testing.TB, tools Tools) *Cluster {
 	c.start("kube-scheduler", tools.Scheduler, "--kubeconfig", components, "--leader-elect=false", "--secure-port=0")
 	kwokConfig := filepath.Join(c.dir, "kwok.yaml")
 	// An explicit, empty configuration: kwok otherwise reads ~/.kwok. With
-	// no stages configured it uses its defaults: nodes become Ready and
-	// keep a lease, pods become Running and Ready, a Job's pods complete.
+	// no stages configured it uses its defaults: nodes become Ready, pods
+	// Running and Ready at once, a Job's pods complete.
 	os.WriteFile(kwokConfig, []byte("apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n"), 0o644)
 	// Nodes renew a lease, as kubelets do: without one kwok's only
 	// heartbeat is a status update every 20 to 45 s, against the
