@@ -78,7 +78,7 @@ scenario-%: ## reproduce a pathology, analyze its traces, run the fix and judge 
 	@$(MAKE) --no-print-directory -j2 $(RUN_NEEDS)
 	$(TRACELAB) scenario run $* $(if $(PROFILE),--profile $(PROFILE)) --variant $(VARIANT) $(if $(KEEP),--keep)
 
-test: tools tools-test build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, offline Kubernetes checks, end-to-end smoke runs
+test: tools tools-test build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, Kubernetes checks on a throwaway control plane, end-to-end smoke runs
 
 test-static: tools $(TRACELAB)
 	@echo "==> static checks: k6 scripts, scenario files, generated files"
@@ -177,19 +177,19 @@ need        = command -v $(1) >/dev/null || { echo "$@: $(1) is not installed; $
 INSTALL_KIND    := see https://kind.sigs.k8s.io/docs/user/quick-start/\#installation (kind >= 0.33.0)
 INSTALL_KUBECTL := see https://kubernetes.io/docs/tasks/tools/ (kubectl >= 1.34)
 
-tools-k8s: ## build or fetch the offline Kubernetes check tools (kustomize, kubernetes-validate, OpenTofu, tflint)
+tools-k8s: ## build or fetch the Kubernetes check tools: kustomize, a control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok), OpenTofu, tflint, promtool
 	@infra/local/tools.sh k8s
 
-test-k8s: tools-k8s test-k8s-configs ## offline checks of k8s/ and infra/terraform: no cluster, no container engine
-	@echo "==> k8s overlays: kustomize render, strict schemas (Kubernetes $$(source $(K8S_TOOLS) && echo $$K8S_VERSION)), security policy, cross-checks"
-	cd tracelab && TRACELAB_K8S_CHECKS=1 go test -count=1 ./internal/manifests
+test-k8s: tools-k8s test-k8s-configs ## checks of k8s/ on a throwaway control plane (kwok's fake nodes), and of infra/terraform: no container engine, no cloud
+	@source $(K8S_TOOLS); echo "==> k8s overlays on Kubernetes $$KUBERNETES_VERSION (etcd, API server, controllers, kwok nodes on 127.0.0.1): server-side apply, Pod Security, rollouts, the kind runtime's variant switch; policy and cross-checks"
+	cd tracelab && TRACELAB_K8S_CHECKS=1 go test -count=1 -timeout 10m ./internal/manifests ./pkg/runtime
 	@echo "==> infra/terraform: fmt -check (OpenTofu's formatter) and tflint"
 	@# fmt reads no CLI configuration; one named by TF_CLI_CONFIG_FILE but missing would only add warnings.
 	@source $(K8S_TOOLS); TF_CLI_CONFIG_FILE=/dev/null "$$TOFU_BIN" fmt -check -recursive -diff infra/terraform && echo "fmt: ok"
 	@source $(K8S_TOOLS); cd infra/terraform && "$$TFLINT_BIN" --no-color && echo "tflint: ok"
 
 # The telemetry stack's configurations as its pods get them, checked by the
-# programs that read them (k8s/README.md, "The offline checks"). Tempo itself
+# programs that read them (k8s/README.md, "The checks"). Tempo itself
 # cannot be built here; its configuration loading can (k8s/tempoconfigcheck).
 .PHONY: test-k8s-configs
 test-k8s-configs: tools tools-k8s

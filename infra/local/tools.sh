@@ -54,11 +54,16 @@ require_mvn() {
 # would fetch the test dependencies of every module in the graph, and the
 # build needs only what the tool imports. STUB=FILE (a path inside MODULE)
 # builds the tool with that file reduced to its package clause (see
-# prometheus_bin).
+# prometheus_bin). PACKAGE may list several main packages of one module
+# (kubernetes_bins): one `go build` then compiles their shared packages once,
+# and go_tool prints the folder holding them. LDFLAGS adds linker flags.
 go_tool() { # NAME MODULE VERSION PACKAGE [REPLACE...]
-  local name=$1 module=$2 version=$3 pkg=$4; shift 4
-  local out=$cache/$name/$version/$name
-  if [ -x "$out" ]; then say "$name $version (cached)"; printf '%s' "$out"; return; fi
+  local name=$1 module=$2 version=$3 pkgs; read -ra pkgs <<<"$4"; shift 4
+  local out=$cache/$name/$version/$name bins=("$name")
+  if [ ${#pkgs[@]} -gt 1 ]; then out=$cache/$name/$version bins=("${pkgs[@]##*/}"); fi
+  local dest=$cache/$name/$version have=1 b
+  for b in "${bins[@]}"; do [ -x "$dest/$b" ] || have=; done
+  if [ -n "$have" ]; then say "$name $version (cached)"; printf '%s' "$out"; return; fi
   require_go
   say "building $name $version (first time only; takes minutes on 2 cores)"
   local dir; dir=$(mktemp -d)
@@ -66,7 +71,7 @@ go_tool() { # NAME MODULE VERSION PACKAGE [REPLACE...]
     printf 'module tracelab.local/build/%s\n\ngo %s\n\nrequire %s %s\n' "$name" "$GO_MIN_VERSION" "$module" "$version"
     local r; for r in "$@"; do printf 'replace %s\n' "$r"; done
   } >"$dir/go.mod"
-  printf 'package tools\n\nimport _ "%s"\n' "$pkg" >"$dir/tools.go"
+  { printf 'package tools\n\n'; local p; for p in "${pkgs[@]}"; do printf 'import _ "%s"\n' "$p"; done; } >"$dir/tools.go"
   if [ -n "${STUB:-}" ]; then
     # Go refuses to overlay files of the module cache, so the build uses a
     # copy of the module (replace => ./src) with that one file reduced.
@@ -75,9 +80,20 @@ go_tool() { # NAME MODULE VERSION PACKAGE [REPLACE...]
       printf 'replace %s => ./src\n' "$module" >>go.mod) >>"$cache/logs/$name-$version.log" 2>&1 ||
       die "$name: could not prepare its build; log: $cache/logs/$name-$version.log"
   fi
-  mkdir -p "$(dirname "$out")"
-  run_logged "$cache/logs/$name-$version.log" bash -c "cd '$dir' && go build -trimpath -ldflags='-s -w' -o '$out.tmp' '$pkg'"
-  mv "$out.tmp" "$out"; rm -rf "$dir"
+  mkdir -p "$dest"
+  local start=$SECONDS target=$dest/$name.tmp
+  # With several packages -o names a folder (the trailing slash), where each
+  # binary lands under its package's last element.
+  if [ ${#pkgs[@]} -gt 1 ]; then target=$dest/.tmp/; fi
+  run_logged "$cache/logs/$name-$version.log" bash -c "cd '$dir' && go build -trimpath -ldflags='-s -w ${LDFLAGS:-}' -o '$target' ${pkgs[*]}"
+  if [ ${#pkgs[@]} -gt 1 ]; then
+    for b in "${bins[@]}"; do mv "$dest/.tmp/$b" "$dest/$b"; done
+    rmdir "$dest/.tmp"
+  else
+    mv "$target" "$dest/$name"
+  fi
+  rm -rf "$dir"
+  say "built $name $version in $((SECONDS - start))s"
   printf '%s' "$out"
 }
 
@@ -177,35 +193,74 @@ os_package() { # COMMAND PACKAGE
   command -v "$cmd"
 }
 
-# A PyPI tool in its own virtualenv in the cache (one per version).
-py_tool() { # NAME PACKAGE VERSION
-  local name=$1 pkg=$2 version=$3
-  local venv=$cache/$name/$version/venv out=$cache/$name/$version/venv/bin/$name
-  if [ -x "$out" ]; then say "$name $version (cached)"; printf '%s' "$out"; return; fi
-  command -v python3 >/dev/null || die "python3 (>= 3.9, with venv) is required for $name; install it: apt-get install -y python3-venv"
-  say "installing $name $version from PyPI"
-  rm -rf "$venv"
-  run_logged "$cache/logs/$name-$version.log" bash -c "python3 -m venv '$venv' && '$venv/bin/pip' install -q --disable-pip-version-check '$pkg==$version'"
-  printf '%s' "$out"
+# The control plane of make test-k8s: kube-apiserver, kube-controller-manager,
+# kube-scheduler and kubectl from k8s.io/kubernetes. Its go.mod replaces its
+# k8s.io/* staging modules by folders of its own repository (=> ./staging/...),
+# which the module proxy does not serve; the same code is published as those
+# modules' v0.<minor>.<patch>, so the wrapper module replaces each by that.
+# The list comes from the pinned go.mod itself, so a new staging module in a
+# later release needs no edit here.
+kubernetes_bins() {
+  local bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl) pkgs=() replaces=() b built=1
+  for b in "${bins[@]}"; do
+    pkgs+=("k8s.io/kubernetes/cmd/$b")
+    [ -x "$cache/kubernetes/$KUBERNETES_VERSION/$b" ] || built=
+  done
+  if [ -z "$built" ]; then
+    require_go
+    local gomod staging=v0.${KUBERNETES_VERSION#v1.}
+    gomod=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+    [ -f "$gomod" ] || die "could not fetch k8s.io/kubernetes $KUBERNETES_VERSION's go.mod from the Go module proxy"
+    mapfile -t replaces < <(sed -n "s#^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*#\1 => \1 $staging#p" "$gomod")
+    [ ${#replaces[@]} -gt 0 ] || die "k8s.io/kubernetes $KUBERNETES_VERSION's go.mod lists no staging modules; tools.sh needs updating"
+  fi
+  # Without these the binaries report v0.0.0-master, and kubectl and the
+  # API server then warn of a version skew. The client's version is
+  # client-go's, the server's component-base's.
+  local minor=${KUBERNETES_VERSION#v1.}; minor=${minor%%.*}
+  local v p ldflags=
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    for v in "gitVersion=$KUBERNETES_VERSION" gitMajor=1 "gitMinor=$minor" gitTreeState=clean; do ldflags+=" -X $p.$v"; done
+  done
+  LDFLAGS=$ldflags go_tool kubernetes k8s.io/kubernetes "$KUBERNETES_VERSION" "${pkgs[*]}" "${replaces[@]}"
 }
 
-# The offline checks of the Kubernetes runtimes (make test-k8s): kustomize,
-# kubernetes-validate, OpenTofu (for `fmt -check`) and tflint. Kept apart from main so
-# that running the lab locally never waits for them.
+# The Kubernetes checks (make test-k8s): kustomize renders the overlays, a
+# throwaway control plane (etcd, the Kubernetes binaries and kwok's fake
+# nodes) takes them, OpenTofu (for `fmt -check`) and tflint check
+# infra/terraform. Kept apart from main so that running the lab locally
+# never waits for them.
 k8s_tools() {
+  case $KUBERNETES_VERSION in
+    v$K8S_VERSION.*) ;;
+    *) die "versions.env: KUBERNETES_VERSION $KUBERNETES_VERSION is not a release of K8S_VERSION $K8S_VERSION" ;;
+  esac
   jobs=$(mktemp -d) pids=() names=()
   in_parallel kustomize go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5
-  in_parallel kubernetes-validate py_tool kubernetes-validate kubernetes-validate "$KUBERNETES_VALIDATE_VERSION"
+  in_parallel kubernetes kubernetes_bins
+  in_parallel etcd go_tool etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3 \
+    "go.etcd.io/etcd/api/v3 => go.etcd.io/etcd/api/v3 $ETCD_VERSION" \
+    "go.etcd.io/etcd/client/pkg/v3 => go.etcd.io/etcd/client/pkg/v3 $ETCD_VERSION" \
+    "go.etcd.io/etcd/client/v3 => go.etcd.io/etcd/client/v3 $ETCD_VERSION" \
+    "go.etcd.io/etcd/pkg/v3 => go.etcd.io/etcd/pkg/v3 $ETCD_VERSION"
+  in_parallel kwok go_tool kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
   in_parallel tofu go_tool tofu github.com/opentofu/opentofu "$OPENTOFU_VERSION" github.com/opentofu/opentofu/cmd/tofu \
     'github.com/hashicorp/hcl/v2 v2.20.1 => github.com/opentofu/hcl/v2 v2.20.2-0.20250121132637-504036cd70e7'
   in_parallel tflint go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION" github.com/terraform-linters/tflint
   in_parallel promtool promtool_bin
   await_all
+  local k8s; k8s=$(tool kubernetes)
   cat >"$state/tools-k8s.env.tmp" <<EOF
 # Written by infra/local/tools.sh k8s; do not edit.
 K8S_VERSION=$K8S_VERSION
+KUBERNETES_VERSION=$KUBERNETES_VERSION
 KUSTOMIZE_BIN=$(tool kustomize)
-KUBERNETES_VALIDATE_BIN=$(tool kubernetes-validate)
+KUBE_APISERVER_BIN=$k8s/kube-apiserver
+KUBE_CONTROLLER_MANAGER_BIN=$k8s/kube-controller-manager
+KUBE_SCHEDULER_BIN=$k8s/kube-scheduler
+KUBECTL_BIN=$k8s/kubectl
+ETCD_BIN=$(tool etcd)
+KWOK_BIN=$(tool kwok)
 TOFU_BIN=$(tool tofu)
 TFLINT_BIN=$(tool tflint)
 PROMTOOL_BIN=$(tool promtool)

@@ -11,7 +11,7 @@ variable "name" {
 }
 
 variable "kubernetes_version" {
-  description = "EKS Kubernetes version: the minor of K8S_VERSION in infra/local/versions.env, which the manifests are validated against. In EKS standard support until 2027-03-27; after that EKS bills extended support ($0.60 an hour instead of $0.10)."
+  description = "EKS Kubernetes version: the minor of K8S_VERSION in infra/local/versions.env, which make test-k8s checks the manifests against. In EKS standard support until 2027-03-27; after that EKS bills extended support ($0.60 an hour instead of $0.10)."
   type        = string
   default     = "1.35"
 }

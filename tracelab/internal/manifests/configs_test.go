@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"tracelab/internal/kubecluster"
 	"tracelab/internal/repotest"
 	"tracelab/pkg/runtime"
 )
@@ -15,13 +16,13 @@ import (
 // tools-k8s) and Tempo's configuration loading (k8s/tempoconfigcheck, built
 // by make test-k8s-configs). `make test-k8s-configs` sets
 // TRACELAB_K8S_CONFIG_CHECKS=1; missing programs then fail.
-func configTools(t *testing.T) (Tools, ConfigTools) {
+func configTools(t *testing.T) (string, ConfigTools) {
 	t.Helper()
 	if os.Getenv("TRACELAB_K8S_CONFIG_CHECKS") != "1" {
 		t.Skip("make test-k8s-configs runs the configuration checks (with TRACELAB_K8S_CONFIG_CHECKS=1)")
 	}
 	t.Setenv("TRACELAB_K8S_CHECKS", "1")
-	tools := checkTools(t)
+	kustomize := kubecluster.ToolsForTest(t).Kustomize
 	state := filepath.Join(repotest.Root(t), ".state")
 	main, _ := runtime.ReadEnvFile(filepath.Join(state, "tools.env"))
 	k8s, _ := runtime.ReadEnvFile(filepath.Join(state, "tools-k8s.env"))
@@ -37,14 +38,14 @@ func configTools(t *testing.T) (Tools, ConfigTools) {
 			t.Fatalf("%s is missing", name)
 		}
 	}
-	return tools, ct
+	return kustomize, ct
 }
 
 func TestConfigsPassTheirPrograms(t *testing.T) {
-	tools, ct := configTools(t)
-	root := labCopy(t)
+	kustomize, ct := configTools(t)
+	root := repotest.LabCopy(t)
 	for _, overlay := range Overlays {
-		_, objs, err := Render(tools, root, overlay)
+		_, objs, err := Render(kustomize, root, overlay)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func TestConfigsPassTheirPrograms(t *testing.T) {
 // Each program rejects a configuration broken the way a hand edit breaks
 // it, and the check names the workload.
 func TestBrokenConfigsFail(t *testing.T) {
-	tools, ct := configTools(t)
+	kustomize, ct := configTools(t)
 	cases := []struct {
 		name, file, old, new, want string
 	}{
@@ -74,7 +75,7 @@ func TestBrokenConfigsFail(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root := labCopy(t)
+			root := repotest.LabCopy(t)
 			path := filepath.Join(root, tc.file)
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -84,7 +85,7 @@ func TestBrokenConfigsFail(t *testing.T) {
 				t.Fatalf("%s no longer holds %q; update this test", tc.file, tc.old)
 			}
 			os.WriteFile(path, []byte(strings.Replace(string(data), tc.old, tc.new, 1)), 0o644)
-			_, objs, err := Render(tools, root, "kind")
+			_, objs, err := Render(kustomize, root, "kind")
 			if err != nil {
 				t.Fatal(err)
 			}

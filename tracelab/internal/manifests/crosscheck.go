@@ -524,8 +524,7 @@ func (c *checker) kindAccess() {
 		return
 	}
 	node := cluster.Nodes[0]
-	k8s := strings.Join(strings.Split(c.versions["K8S_VERSION"], ".")[:2], ".")
-	if !strings.Contains(node.Image, ":v"+k8s+".") {
+	if k8s := c.versions["K8S_VERSION"]; !strings.Contains(node.Image, ":v"+k8s+".") {
 		c.bad("k8s/kind/cluster.yaml: node image %s is not Kubernetes %s (K8S_VERSION)", node.Image, k8s)
 	}
 	hostPort := map[int]int{}
@@ -599,6 +598,17 @@ func (c *checker) eksAccess() {
 	}
 	if sc := Find(c.objs, "StorageClass", "gp3"); sc == nil || str(get(sc, "parameters", "encrypted")) != "true" {
 		c.bad("no encrypted StorageClass gp3")
+	}
+	// The EKS cluster runs the Kubernetes minor make test-k8s deploys the
+	// manifests on.
+	rel := "infra/terraform/variables.tf"
+	m := regexp.MustCompile(`(?s)variable "kubernetes_version" \{.*?default\s*=\s*"([^"]*)"`).FindSubmatch(c.readFile(rel))
+	if m == nil || string(m[1]) != c.versions["K8S_VERSION"] {
+		got := "none"
+		if m != nil {
+			got = string(m[1])
+		}
+		c.bad("%s: kubernetes_version defaults to %s, not K8S_VERSION %s (infra/local/versions.env)", rel, got, c.versions["K8S_VERSION"])
 	}
 }
 

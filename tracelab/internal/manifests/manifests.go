@@ -1,10 +1,11 @@
-// Package manifests is the offline test of the Kubernetes side of the lab
-// (make test-k8s); tracelab's binary does not use it. It renders the
-// kustomize overlays of k8s/, validates every object strictly against the
-// schemas of a pinned Kubernetes version, enforces the security defaults on
-// every workload (policy.go), and cross-checks the manifests against the
-// hand-written rest of the lab (crosscheck.go). Nothing here needs a cluster,
-// a container engine or the lab's stack.
+// Package manifests is the test of the Kubernetes side of the lab (make
+// test-k8s); tracelab's binary does not use it. It renders the kustomize
+// overlays of k8s/, checks what no API server checks (policy.go: the lab's
+// own rules), cross-checks the manifests against the hand-written rest of
+// the lab (crosscheck.go), and deploys them on a throwaway control plane
+// (deploy.go, internal/kubecluster), whose API server is the judge of
+// schemas, strict fields and the restricted Pod Security Standard. No
+// container engine, and no image, is needed.
 package manifests
 
 import (
@@ -12,10 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -33,19 +32,12 @@ func (o Object) Name() string { return str(get(o, "metadata", "name")) }
 // ID names an object the way kubectl does: kind/name.
 func (o Object) ID() string { return strings.ToLower(o.Kind()) + "/" + o.Name() }
 
-// Tools are the pinned programs the checks run (infra/local/tools.sh k8s).
-type Tools struct {
-	Kustomize          string
-	KubernetesValidate string
-	K8sVersion         string
-}
-
 // Render runs kustomize on an overlay of the lab checked out at root. The
 // load restrictor is off because the base reads the local runtime's files
 // (infra/local, loadtests, dashboards) rather than copies of them.
-func Render(t Tools, root, overlay string) ([]byte, []Object, error) {
+func Render(kustomize, root, overlay string) ([]byte, []Object, error) {
 	dir := filepath.Join(root, "k8s", "overlays", overlay)
-	cmd := exec.Command(t.Kustomize, "build", "--load-restrictor", "LoadRestrictionsNone", dir)
+	cmd := exec.Command(kustomize, "build", "--load-restrictor", "LoadRestrictionsNone", dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -76,54 +68,6 @@ func Decode(data []byte) ([]Object, error) {
 		}
 	}
 }
-
-// CustomResources lists the custom resource kinds (apiVersion/kind) the
-// lab may render, each with how its objects are checked. There are none:
-// the lab uses no operator (k8s/README.md), so every object must have a
-// schema of the pinned Kubernetes version.
-var CustomResources = map[string]string{}
-
-// Validate checks every rendered object against the OpenAPI schemas of
-// t.K8sVersion in strict mode: an unknown or misspelt field fails, as the
-// API server's strict field validation would. An object without a bundled
-// schema (a custom resource) fails unless CustomResources lists it:
-// kubernetes-validate only warns about those.
-func Validate(t Tools, rendered []byte) error {
-	f, err := os.CreateTemp("", "tracelab-rendered-*.yaml")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(rendered); err != nil {
-		return err
-	}
-	f.Close()
-	cmd := exec.Command(t.KubernetesValidate, "--strict", "--quiet", "-k", t.K8sVersion, f.Name())
-	out, err := cmd.CombinedOutput()
-	var problems []string
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		l = strings.TrimSpace(strings.ReplaceAll(l, f.Name(), "rendered"))
-		if l == "" {
-			continue
-		}
-		if m := noSchema.FindStringSubmatch(l); m != nil {
-			if _, listed := CustomResources[m[2]+"/"+m[1]]; listed {
-				continue
-			}
-			l += " (a custom resource: list it in manifests.CustomResources with how it is checked)"
-		} else if err == nil {
-			continue // another warning
-		}
-		problems = append(problems, l)
-	}
-	if err != nil || len(problems) > 0 {
-		return fmt.Errorf("schema validation (Kubernetes %s, strict) failed:\n  %s", t.K8sVersion, strings.Join(problems, "\n  "))
-	}
-	return nil
-}
-
-// noSchema is kubernetes-validate's warning for an object it has no schema for.
-var noSchema = regexp.MustCompile(`Couldn't find schema for kind (\S+) with api version (\S+)`)
 
 // Workloads are the kinds that run pods, with the path to their pod spec.
 var workloadPodSpec = map[string][]string{

@@ -3,6 +3,9 @@
 package repotest
 
 import (
+	"io/fs"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -16,4 +19,41 @@ func Root(t testing.TB) string {
 		t.Fatal("repotest: cannot locate its own source")
 	}
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+// LabCopy copies what the Kubernetes manifests and their checks read into a
+// temporary folder, so that a test can break a file without touching the
+// checkout. The copy's k8s/gen-secrets.sh writes its Secrets' inputs, as
+// make kind-up does, so the copy has every file kustomize expects and none
+// of the checkout's passwords.
+func LabCopy(t testing.TB) string {
+	t.Helper()
+	src, dst := Root(t), t.TempDir()
+	for _, dir := range []string{"k8s", "infra", "services", "scenarios", "dashboards", "loadtests"} {
+		err := filepath.WalkDir(filepath.Join(src, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(src, path)
+			if d.IsDir() {
+				if d.Name() == "target" || d.Name() == ".terraform" || rel == filepath.Join("k8s", "base", "secrets") {
+					return filepath.SkipDir
+				}
+				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	gen := exec.Command("bash", filepath.Join(dst, "k8s", "gen-secrets.sh"), filepath.Join(dst, "k8s", "base", "secrets"))
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("k8s/gen-secrets.sh: %v: %s", err, out)
+	}
+	return dst
 }
