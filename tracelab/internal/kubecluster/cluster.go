@@ -15,12 +15,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -102,7 +100,7 @@ func Start(t testing.TB, tools Tools) *Cluster {
 	pool.AppendCertsFromPEM([]byte(pki.caPEM))
 	c.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 
-	etcdClient, etcdPeer, apiPort := freePort(t), freePort(t), freePort(t)
+	etcdClient, etcdPeer, apiPort := repotest.FreePort(t), repotest.FreePort(t), repotest.FreePort(t)
 	c.url = "https://127.0.0.1:" + apiPort
 	etcdURL := "http://127.0.0.1:" + etcdClient
 	c.start("etcd", tools.Etcd,
@@ -374,19 +372,6 @@ contexts:
 		c.t.Fatal(err)
 	}
 	return path
-}
-
-// freePort asks the kernel for a free port on 127.0.0.1. Another process
-// could take it before the component binds it; that shows as the component
-// exiting with "address already in use", and is rare enough to retry by hand.
-func freePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 func tail(path string, n int) string {

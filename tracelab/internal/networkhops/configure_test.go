@@ -51,30 +51,20 @@ func toxiproxyBin(t *testing.T) string {
 	return bin
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
 // hops is the environment a runtime gives the configurer, on loopback with
 // fresh ports.
 type hops map[string]string
 
 func newHops(t *testing.T) hops {
 	return hops{
-		"TOXIPROXY_PORT":        freePort(t),
+		"TOXIPROXY_PORT":        repotest.FreePort(t),
 		"TOXIPROXY_LISTEN_HOST": "127.0.0.1",
 		"POSTGRES_HOST":         "127.0.0.1",
-		"POSTGRES_PORT":         freePort(t),
-		"POSTGRES_PROXY_PORT":   freePort(t),
+		"POSTGRES_PORT":         repotest.FreePort(t),
+		"POSTGRES_PROXY_PORT":   repotest.FreePort(t),
 		"KAFKA_HOST":            "127.0.0.1",
-		"KAFKA_PROXIED_PORT":    freePort(t),
-		"KAFKA_PROXY_PORT":      freePort(t),
+		"KAFKA_PROXIED_PORT":    repotest.FreePort(t),
+		"KAFKA_PROXY_PORT":      repotest.FreePort(t),
 	}
 }
 

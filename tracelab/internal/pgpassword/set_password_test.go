@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,7 +112,7 @@ func newServer(t *testing.T) *server {
 	if _, err := os.Stat(filepath.Join(bin, "postgres")); bin == "" || err != nil {
 		t.Skip("no PostgreSQL binaries (PG_BIN_DIR, or .state/tools.env from 'make tools'); set-postgres-password.sh is not tested")
 	}
-	s := &server{t: t, bin: bin, dir: t.TempDir(), port: freePort(t)}
+	s := &server{t: t, bin: bin, dir: t.TempDir(), port: repotest.FreePort(t)}
 	// A copy of the script where nobody (the user, as root) can read it.
 	script, err := os.ReadFile(filepath.Join(repotest.Root(t), "k8s", "base", "data", "set-postgres-password.sh"))
 	if err != nil {
@@ -145,16 +144,6 @@ func newServer(t *testing.T) *server {
 		}
 	})
 	return s
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 func (s *server) command(name string, args ...string) *exec.Cmd {

@@ -1,5 +1,5 @@
-// Package repotest finds the lab's checkout for tests, wherever `go test`
-// runs them from.
+// Package repotest holds what the lab's tests share: where the checkout is,
+// wherever `go test` runs them from, a copy of it to break, and free ports.
 package repotest
 
 import (
