@@ -1,19 +1,19 @@
 package k6
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"tracelab/pkg/kubectl"
 )
 
 // The lines loadtests/lib/lab.js writes around the summary when
@@ -50,42 +50,7 @@ type Kubectl interface {
 type ExecKubectl struct{}
 
 func (ExecKubectl) Run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "kubectl", args...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
-		if msg == "" {
-			msg = err.Error()
-		}
-		return out, fmt.Errorf("kubectl %s: %s", strings.Join(verb(args), " "), msg)
-	}
-	return out, nil
-}
-
-// verb names a kubectl call without its flags, for error messages.
-func verb(args []string) []string {
-	var words []string
-	for i := 0; i < len(args) && len(words) < 2; i++ {
-		if strings.HasPrefix(args[i], "-") {
-			if !strings.Contains(args[i], "=") && (args[i] == "--context" || args[i] == "-n" || args[i] == "-o" || args[i] == "-f") {
-				i++
-			}
-			continue
-		}
-		words = append(words, args[i])
-	}
-	return words
+	return kubectl.Run(ctx, stdin, args...)
 }
 
 func (j *Job) kubectl(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"tracelab/pkg/kubectl"
 )
 
 // Kube is the runtime of a Kubernetes cluster on which the lab is deployed
@@ -372,17 +374,7 @@ func (k *Kube) Status(ctx context.Context) (string, error) {
 type execKubectl struct{}
 
 func (execKubectl) Output(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "kubectl", args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return out, fmt.Errorf("kubectl %s: %s", kubectlVerb(args), firstLine(orErr(stderr.String(), err)))
-	}
-	return out, nil
+	return kubectl.Run(ctx, nil, args...)
 }
 
 // forwardListenTimeout bounds kubectl port-forward's start: it finds a
@@ -475,36 +467,9 @@ func (f *execForward) Stop() {
 	<-f.exited
 }
 
-// kubectlVerb names a kubectl call by its command, without the context and
-// namespace flags.
-func kubectlVerb(args []string) string {
-	var words []string
-	for i := 0; i < len(args); i++ {
-		if strings.HasPrefix(args[i], "-") {
-			if !strings.Contains(args[i], "=") && i+1 < len(args) && (args[i] == "--context" || args[i] == "-n" || args[i] == "-o") {
-				i++
-			}
-			continue
-		}
-		words = append(words, args[i])
-		if len(words) == 2 {
-			break
-		}
-	}
-	return strings.Join(words, " ")
-}
-
 func orErr(s string, err error) string {
 	if strings.TrimSpace(s) != "" {
 		return s
 	}
 	return err.Error()
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
