@@ -18,13 +18,15 @@ import (
 )
 
 // dryRun is make -n TARGET VARS... in the checkout, free of the RUNTIME and
-// make flags of whoever runs the test.
+// make flags of whoever runs the test. -B prints every recipe, built or
+// not: what a run needs must not depend on what this checkout has built
+// (make test builds the services' jars before this test runs).
 func dryRun(t *testing.T, args ...string) string {
 	t.Helper()
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
 	}
-	cmd := exec.Command("make", append([]string{"-n", "--no-print-directory"}, args...)...)
+	cmd := exec.Command("make", append([]string{"-n", "-B", "--no-print-directory"}, args...)...)
 	cmd.Dir = repotest.Root(t)
 	for _, e := range os.Environ() {
 		k, _, _ := strings.Cut(e, "=")
