@@ -132,7 +132,14 @@ const InfraFile = "infra/components.yaml"
 // ServiceNames lists the services: every folder of services/ with a
 // service.yaml (a shared library there has none).
 func ServiceNames(root string) []string {
-	matches, _ := filepath.Glob(filepath.Join(root, "services", "*", "service.yaml"))
+	return FoldersHolding(filepath.Join(root, "services"), "service.yaml")
+}
+
+// FoldersHolding names the folders of dir that hold file, sorted: how the
+// lab lists its services and its scenarios, each a folder with its
+// description.
+func FoldersHolding(dir, file string) []string {
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", file))
 	names := make([]string, 0, len(matches))
 	for _, m := range matches {
 		names = append(names, filepath.Base(filepath.Dir(m)))

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -149,13 +148,7 @@ type Ratio struct {
 
 // List returns the names of the scenarios under root/scenarios.
 func List(root string) []string {
-	matches, _ := filepath.Glob(filepath.Join(root, "scenarios", "*", "scenario.yaml"))
-	names := make([]string, 0, len(matches))
-	for _, m := range matches {
-		names = append(names, filepath.Base(filepath.Dir(m)))
-	}
-	sort.Strings(names)
-	return names
+	return components.FoldersHolding(filepath.Join(root, "scenarios"), "scenario.yaml")
 }
 
 // ErrUnknown is returned by Load for a scenario that does not exist.
