@@ -144,6 +144,20 @@ type requestAgg struct {
 	onPath       map[segmentKey]int64
 }
 
+// Calls counts a trace's outgoing calls (trace.IsCall) and, of those, its
+// database round trips (detect.IsDBRoundTrip).
+func Calls(t *trace.Trace) (calls, dbCalls int) {
+	for _, s := range t.Spans {
+		if trace.IsCall(s) {
+			calls++
+		}
+		if detect.IsDBRoundTrip(s) {
+			dbCalls++
+		}
+	}
+	return calls, dbCalls
+}
+
 func requestStats(traces []*trace.Trace) []RequestStats {
 	byRequest := map[string]*requestAgg{}
 	for _, t := range traces {
@@ -156,14 +170,9 @@ func requestStats(traces []*trace.Trace) []RequestStats {
 		a.traces++
 		a.duration += t.Duration()
 		a.spans += len(t.Spans)
-		for _, s := range t.Spans {
-			if trace.IsCall(s) {
-				a.calls++
-			}
-			if detect.IsDBRoundTrip(s) {
-				a.dbCalls++
-			}
-		}
+		calls, dbCalls := Calls(t)
+		a.calls += calls
+		a.dbCalls += dbCalls
 		for _, sec := range t.CriticalPath() {
 			a.onPath[segmentKey{sec.Span.Service, t.Operation(sec.Span)}] += sec.Duration()
 		}

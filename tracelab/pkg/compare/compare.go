@@ -10,11 +10,11 @@ import (
 	"hash/fnv"
 	"maps"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"sort"
 
 	"tracelab/pkg/analyze"
+	"tracelab/pkg/bootstrap"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/trace"
 )
@@ -108,11 +108,7 @@ type Side struct {
 
 // Ratio is candidate/baseline of a percentile with its 95% percentile
 // bootstrap confidence interval [Low, High].
-type Ratio struct {
-	Value float64 `json:"value"`
-	Low   float64 `json:"low"`
-	High  float64 `json:"high"`
-}
+type Ratio = bootstrap.Interval
 
 // Verdict says whether nothing got worse beyond the thresholds, and if
 // something did, what.
@@ -259,75 +255,22 @@ func side(s analyze.RequestStats, durations []float64) *Side {
 	sort.Float64s(sorted)
 	return &Side{
 		Traces:            s.Traces,
-		P50Ms:             round(Quantile(sorted, 0.50), 3),
-		P95Ms:             round(Quantile(sorted, 0.95), 3),
+		P50Ms:             round(bootstrap.Quantile(sorted, 0.50), 3),
+		P95Ms:             round(bootstrap.Quantile(sorted, 0.95), 3),
 		CallsPerRequest:   s.CallsPerTrace,
 		DBCallsPerRequest: s.DBCallsPerTrace,
 	}
 }
 
-// Quantile is the q-quantile of sorted values, interpolating linearly
-// between the closest ranks (R's type 7, numpy's default); NaN when empty.
-func Quantile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	h := q * float64(n-1)
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
-}
-
 // BootstrapRatio estimates the ratio of the q-quantile of cand to that of
-// base, with a 95% percentile bootstrap confidence interval: resamples
-// times, each side is resampled with replacement on its own, and the
-// interval is the 2.5th to 97.5th percentile of the resampled ratios. The
-// same seed gives the same interval. Nil when a side is empty or the
-// baseline's quantile is not positive.
+// base, with its 95% bootstrap interval (package bootstrap). Nil when a
+// side is empty or the baseline's quantile is not positive.
 func BootstrapRatio(base, cand []float64, q float64, resamples int, seed uint64) *Ratio {
-	if len(base) == 0 || len(cand) == 0 {
+	b, c := bootstrap.NewQuantile(base, q), bootstrap.NewQuantile(cand, q)
+	if b == nil || c == nil {
 		return nil
 	}
-	sb := append([]float64(nil), base...)
-	sc := append([]float64(nil), cand...)
-	sort.Float64s(sb)
-	sort.Float64s(sc)
-	b0 := Quantile(sb, q)
-	if b0 <= 0 {
-		return nil
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x7472616365))
-	rb := make([]float64, len(base))
-	rc := make([]float64, len(cand))
-	ratios := make([]float64, 0, resamples)
-	for i := 0; i < resamples; i++ {
-		for j := range rb {
-			rb[j] = base[rng.IntN(len(base))]
-		}
-		for j := range rc {
-			rc[j] = cand[rng.IntN(len(cand))]
-		}
-		sort.Float64s(rb)
-		sort.Float64s(rc)
-		b := Quantile(rb, q)
-		if b <= 0 {
-			continue // a resample of zero durations has no ratio
-		}
-		ratios = append(ratios, Quantile(rc, q)/b)
-	}
-	value := Quantile(sc, q) / b0
-	if len(ratios) == 0 {
-		return &Ratio{Value: round(value, 4), Low: round(value, 4), High: round(value, 4)}
-	}
-	sort.Float64s(ratios)
-	return &Ratio{
-		Value: round(value, 4),
-		Low:   round(Quantile(ratios, 0.025), 4),
-		High:  round(Quantile(ratios, 0.975), 4),
-	}
+	return bootstrap.Ratio(c, b, resamples, seed)
 }
 
 func round(x float64, digits int) float64 {

@@ -104,15 +104,6 @@ func TestBootstrapEmptyOrZero(t *testing.T) {
 	}
 }
 
-func TestQuantile(t *testing.T) {
-	s := []float64{10, 20, 30, 40, 50}
-	for q, want := range map[float64]float64{0: 10, 0.5: 30, 0.95: 48, 1: 50} {
-		if got := Quantile(s, q); got != want {
-			t.Errorf("Quantile(%v) = %v, want %v", q, got, want)
-		}
-	}
-}
-
 func TestRegressionRule(t *testing.T) {
 	sides := func(n int) (*Side, *Side) { return &Side{Traces: n}, &Side{Traces: n} }
 	q := func(low, high float64) Request {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"tracelab/pkg/bootstrap"
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/result"
@@ -247,30 +248,44 @@ func checkAgainstRecord(v result.VariantResult, rec scenario.RecordedVariant, to
 
 // checkRatio takes a variant's value from this run, or from baseline.json
 // when the variant was not run: that is how a fix alone is validated
-// against the recorded baseline.
+// against the recorded baseline. The ratio carries a 95% bootstrap
+// interval over what was measured now (a recorded value is taken as
+// exact), and holds only when the interval's lower bound clears the
+// minimum: a ratio that clears it only by luck of the run does not pass.
 func checkRatio(r scenario.Ratio, profile string, measured map[string]result.VariantResult, base *scenario.Baseline) result.Check {
-	c := result.Check{Name: fmt.Sprintf("%s(%s) / %s(%s) ≥ %g", r.Metric, r.Numerator, r.Metric, r.Denominator, r.Min)}
-	value := func(variant string) (float64, string, bool) {
+	c := result.Check{Name: fmt.Sprintf("%s(%s) / %s(%s) ≥ %g, 95%% interval", r.Metric, r.Numerator, r.Metric, r.Denominator, r.Min)}
+	value := func(variant string) (bootstrap.Sample, string) {
 		if v, ok := measured[variant]; ok {
-			return v.Metrics[r.Metric], "now", true
+			if smp, ok := v.Samples[r.Metric]; ok {
+				return smp, "now"
+			}
+			if x, ok := v.Metrics[r.Metric]; ok {
+				return bootstrap.Fixed(x), "now, no interval"
+			}
+			return nil, ""
 		}
 		if rec, ok := base.Lookup(profile, variant); ok {
-			return rec.Metrics[r.Metric], "recorded", true
+			if x, ok := rec.Metrics[r.Metric]; ok {
+				return bootstrap.Fixed(x), "recorded"
+			}
 		}
-		return 0, "", false
+		return nil, ""
 	}
-	num, numSrc, ok1 := value(r.Numerator)
-	den, denSrc, ok2 := value(r.Denominator)
-	switch {
-	case !ok1 || !ok2:
-		c.Detail = fmt.Sprintf("needs both variants, measured now or recorded in baseline.json for profile %s", profile)
-	case den <= 0:
-		c.Detail = fmt.Sprintf("%s(%s) is %g", r.Metric, r.Denominator, den)
-	default:
-		ratio := num / den
-		c.OK = ratio >= r.Min
-		c.Detail = fmt.Sprintf("%.1f× (%s %.1f %s / %s %.1f %s)", ratio, r.Numerator, num, numSrc, r.Denominator, den, denSrc)
+	num, numSrc := value(r.Numerator)
+	den, denSrc := value(r.Denominator)
+	if num == nil || den == nil {
+		c.Detail = fmt.Sprintf("needs %s of both variants, measured now or recorded in baseline.json for profile %s", r.Metric, profile)
+		return c
 	}
+	iv := bootstrap.Ratio(num, den, bootstrap.Resamples, bootstrap.Seed)
+	if iv == nil {
+		c.Detail = fmt.Sprintf("%s(%s) is %g", r.Metric, r.Denominator, den.Estimate())
+		return c
+	}
+	c.Ratio = iv
+	c.OK = iv.Low >= r.Min
+	c.Detail = fmt.Sprintf("%.2f× [%.2f, %.2f] (%s %.2f %s / %s %.2f %s)", iv.Value, iv.Low, iv.High,
+		r.Numerator, num.Estimate(), numSrc, r.Denominator, den.Estimate(), denSrc)
 	return c
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tracelab/pkg/analyze"
+	"tracelab/pkg/bootstrap"
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/k6"
@@ -26,6 +27,9 @@ type Result struct {
 	Profile    string          `json:"profile"`
 	Runtime    string          `json:"runtime"`
 	StartedAt  time.Time       `json:"started_at"`
+	// Capacity is what each probed variant served flat out, before the
+	// variants ran; Calibrated, the open-model rate sized from it.
+	Capacity   []Capacity      `json:"capacity,omitempty"`
 	Calibrated *Calibrated     `json:"calibrated,omitempty"`
 	Variants   []VariantResult `json:"variants"`
 	// Compared is each fix against the baseline, as `tracelab compare
@@ -48,6 +52,13 @@ type VariantResult struct {
 	} `json:"window"`
 	Load    k6.Summary         `json:"load"`
 	Metrics map[string]float64 `json:"metrics"`
+	// CPU is each service's CPU over the load window.
+	CPU map[string]CPUUse `json:"cpu,omitempty"`
+	// Bound says whether the entrypoint's service was on-CPU or off-CPU.
+	Bound string `json:"bound,omitempty"`
+	// Samples are what the intervals of ratios between variants resample,
+	// by metric name; Metrics holds their estimates.
+	Samples map[string]bootstrap.Sample `json:"-"`
 	// ClientMetrics are what metrics-reading detectors got from
 	// Prometheus for this variant's window (service -> name -> value).
 	ClientMetrics detect.Metrics `json:"client_metrics,omitempty"`
@@ -65,9 +76,34 @@ type Check struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+	// Ratio is a ratio check's value with its 95% interval; the check
+	// holds only when the interval's lower bound clears the minimum.
+	Ratio *bootstrap.Interval `json:"ratio,omitempty"`
 }
 
-// Calibrated records how a run sized its open-model load.
+// CPUUse is one service's CPU over a window: the cores it kept busy on
+// average, and its CPU milliseconds per request served.
+type CPUUse struct {
+	Cores        float64 `json:"cores"`
+	MsPerRequest float64 `json:"ms_per_request"`
+}
+
+// Capacity is a variant probed flat out (closed model): what it served,
+// how fast, and what CPU it took.
+type Capacity struct {
+	Variant       string            `json:"variant"`
+	Requests      int               `json:"requests"`
+	ThroughputRPS float64           `json:"throughput_rps"`
+	MeanMs        float64           `json:"mean_ms"`
+	CPU           map[string]CPUUse `json:"cpu,omitempty"`
+	Bound         string            `json:"bound,omitempty"`
+	// Metrics and Samples are merged into the variant's own when it also
+	// runs, as capacity_rps and capacity_cpu_ms_per_request.
+	Metrics map[string]float64          `json:"metrics"`
+	Samples map[string]bootstrap.Sample `json:"-"`
+}
+
+// Calibrated records how a run sized its open-model load from a capacity.
 type Calibrated struct {
 	Variant       string  `json:"variant"`
 	ThroughputRPS float64 `json:"throughput_rps"` // what Variant served flat out

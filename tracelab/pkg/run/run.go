@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"tracelab/pkg/analyze"
+	"tracelab/pkg/bootstrap"
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/jaeger"
@@ -66,18 +67,28 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 		return nil, err
 	}
 	var calibrated map[string]string
-	if c := s.Load.Profiles[opt.Profile].Calibrate; c != nil {
-		cal, err := r.calibrate(ctx, s, opt.Profile, c, dir)
+	if c := s.Load.Profiles[opt.Profile].Capacity; c != nil {
+		probes, err := r.capacity(ctx, s, opt.Profile, c, dir)
 		if err != nil {
-			return nil, fmt.Errorf("calibrating the load on %s: %w", c.Variant, err)
+			return nil, err
 		}
-		res.Calibrated = cal
-		calibrated = map[string]string{"RATE": strconv.Itoa(cal.Rate)}
+		res.Capacity = probes
+		if cal := rateFrom(c, probes); cal != nil {
+			res.Calibrated = cal
+			r.Progress("[capacity] every variant gets RATE=%d (%.2f x what %s serves flat out)", cal.Rate, cal.RateFactor, cal.Variant)
+			calibrated = map[string]string{"RATE": strconv.Itoa(cal.Rate)}
+		}
 	}
 	for _, v := range opt.Variants {
 		vr, err := r.runVariant(ctx, s, opt.Profile, v, dir, calibrated)
 		if err != nil {
 			return nil, fmt.Errorf("variant %s: %w", v, err)
+		}
+		for _, p := range res.Capacity {
+			if p.Variant == v {
+				maps.Copy(vr.Metrics, p.Metrics)
+				maps.Copy(vr.Samples, p.Samples)
+			}
 		}
 		res.Variants = append(res.Variants, *vr)
 	}
@@ -153,12 +164,14 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 	}
 
 	r.Progress("[%s] running k6 %s (%s profile)", variant, s.Load.Script, profile)
+	stopCPU := r.sampleCPU(ctx, s.Services)
 	vr.Window.Start = time.Now()
 	sum, err := r.Load.Run(ctx, script, env, filepath.Join(dir, variant+"-k6-summary.json"), logFile, r.progressFor(variant))
+	vr.Window.End = time.Now()
+	cpuSamples := stopCPU()
 	if err != nil {
 		return nil, err
 	}
-	vr.Window.End = time.Now()
 	vr.Load = *sum
 	r.Progress("[%s] k6: %d requests, p50 %s, p95 %s, %.1f%% failed", variant, sum.Requests, analyze.FormatMs(sum.P50Ms), analyze.FormatMs(sum.P95Ms), 100*sum.Failed)
 
@@ -190,6 +203,19 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 	vr.Analysis = analyze.Analyze(traces, detect.WithMetrics(detectors, vr.ClientMetrics))
 	vr.Durations = compare.Durations(traces)
 	vr.Metrics = metricsOf(sum, vr.Analysis)
+	vr.Samples = samplesOf(traces)
+	cpu := cpuUse(cpuSamples, traces, s.Entrypoint.Service)
+	vr.CPU = cpu.use
+	if u, ok := cpu.use[s.Entrypoint.Service]; ok {
+		vr.Bound = bound(u, cpusFor(vr.Settings[s.Entrypoint.Service]), sum.MeanMs)
+		vr.Metrics["cpu_ms_per_request"] = u.MsPerRequest
+		vr.Metrics["cpu_cores"] = u.Cores
+		vr.Samples["cpu_ms_per_request"] = cpu.perRequest
+	}
+	if len(cpu.served) > 0 {
+		vr.Samples["throughput_rps"] = cpu.served
+	}
+	r.Progress("[%s] %s", variant, describeCPU(cpu.use[s.Entrypoint.Service], s.Entrypoint.Service, vr.Bound))
 	if d := s.Expectations.Delivery; d != nil {
 		if vr.Delivery == nil {
 			vr.Delivery = &result.DeliveryCount{}
@@ -298,6 +324,29 @@ func rootedAt(traces []*trace.Trace, ep scenario.Entrypoint) []*trace.Trace {
 			out = append(out, t)
 		}
 	}
+	return out
+}
+
+// samplesOf are the per-request values behind the metrics whose ratios
+// get intervals by resampling requests: the traced requests' durations
+// (the server's view; k6's summary has no per-request values) and calls.
+func samplesOf(traces []*trace.Trace) map[string]bootstrap.Sample {
+	var ms, calls, dbCalls []float64
+	for _, t := range traces {
+		ms = append(ms, float64(t.Duration())/1e6)
+		c, db := analyze.Calls(t)
+		calls = append(calls, float64(c))
+		dbCalls = append(dbCalls, float64(db))
+	}
+	out := map[string]bootstrap.Sample{}
+	if len(traces) == 0 {
+		return out
+	}
+	out["p50_ms"] = bootstrap.NewQuantile(ms, 0.50)
+	out["p95_ms"] = bootstrap.NewQuantile(ms, 0.95)
+	out["mean_ms"] = bootstrap.MeanOf(ms)
+	out["calls_per_request"] = bootstrap.MeanOf(calls)
+	out["db_calls_per_request"] = bootstrap.MeanOf(dbCalls)
 	return out
 }
 

@@ -122,6 +122,30 @@ func newKube(name, context string, ports map[string]string, infra []string, k Ku
 
 func (k *Kube) Name() string { return k.name }
 
+// CPUSeconds implements Runtime, from each service's container cgroup
+// (kubectl exec): the pod's own accounting, whatever node it runs on.
+func (k *Kube) CPUSeconds(ctx context.Context, services []string) (map[string]float64, error) {
+	ws, err := k.workloads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, name := range services {
+		w, ok := ws[name]
+		if !ok {
+			continue
+		}
+		raw, err := k.run(ctx, append([]string{"exec", w.kind + "/" + w.name, "--"}, cgroupCPUCommand...)...)
+		if err != nil {
+			continue
+		}
+		if sec, err := cgroupCPU(raw); err == nil {
+			out[name] = sec
+		}
+	}
+	return out, nil
+}
+
 // Running is false: the cluster outlives tracelab, and nothing tracelab
 // starts on it (port-forwards) survives the run that started it, so the
 // scenario runner always calls Down, which stops only those.

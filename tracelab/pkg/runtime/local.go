@@ -336,6 +336,23 @@ func (l *Local) Down(ctx context.Context) error {
 	return nil
 }
 
+// CPUSeconds implements Runtime, from the process tree of each service.
+func (l *Local) CPUSeconds(ctx context.Context, services []string) (map[string]float64, error) {
+	states, err := l.states(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, name := range services {
+		if st, ok := states[name]; ok && st.Pid > 0 {
+			if sec, err := processTreeCPU(ctx, st.Pid); err == nil {
+				out[name] = sec
+			}
+		}
+	}
+	return out, nil
+}
+
 // Status is one line per process: name, status, readiness, pid, memory.
 func (l *Local) Status(ctx context.Context) (string, error) {
 	if !l.Running() {

@@ -36,6 +36,10 @@ type Runtime interface {
 	// restart or a dropped connection), and fails when it cannot. Callers
 	// run it before they use a URL they got minutes ago.
 	Reconnect(ctx context.Context) error
+	// CPUSeconds is the CPU time, in seconds, each of the services has used
+	// since it started: its process tree here, its container's cgroup on
+	// Kubernetes. A service that cannot be read is left out of the map.
+	CPUSeconds(ctx context.Context, services []string) (map[string]float64, error)
 	// Status describes the stack's processes or workloads, one per line.
 	Status(ctx context.Context) (string, error)
 	// Down stops everything the runtime started; it is safe to call twice.

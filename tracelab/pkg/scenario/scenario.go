@@ -71,19 +71,24 @@ type Profile struct {
 	Settings Settings          `json:"settings"`
 	// Variants is what `--variant both` (the default) runs with this
 	// profile; empty means baseline and fixed.
-	Variants  []string     `json:"variants"`
-	Calibrate *Calibration `json:"calibrate,omitempty"`
+	Variants []string  `json:"variants"`
+	Capacity *Capacity `json:"capacity,omitempty"`
 }
 
-// Calibration sizes an open-model load to the machine at run time: a
-// closed-model probe (Env: VUS and DURATION) finds how many requests per
-// second Variant serves flat out, and every variant then gets
-// RATE = RateFactor x that throughput. A fixed RATE suits one machine only:
-// for a CPU-bound pathology it saturates a slow machine and idles a fast one.
-type Calibration struct {
-	Variant    string            `json:"variant"`
+// Capacity measures, before the variants run, what each of Variants serves
+// flat out on this machine, now: a closed-model probe (Env: VUS and
+// DURATION) per variant, with its CPU. A capacity does not ride on where a
+// queue happens to sit, as latency past the knee does.
+//
+// With RateFrom set, it also sizes an open-model load: every variant gets
+// RATE = RateFactor x RateFrom's capacity. A fixed RATE suits one machine
+// only: for a CPU-bound pathology it saturates a slow machine and idles a
+// fast one.
+type Capacity struct {
+	Variants   []string          `json:"variants"`
 	Env        map[string]string `json:"env"`
-	RateFactor float64           `json:"rate_factor"`
+	RateFrom   string            `json:"rate_from,omitempty"`
+	RateFactor float64           `json:"rate_factor,omitempty"`
 }
 
 type Variant struct {
@@ -265,9 +270,14 @@ func (s *Scenario) checkReferences() error {
 		if err := checkSettings("load.profiles."+name+".settings", p.Settings); err != nil {
 			return err
 		}
-		if c := p.Calibrate; c != nil {
-			if _, ok := s.Variants[c.Variant]; !ok {
-				return fmt.Errorf("field load.profiles.%s.calibrate.variant: no such variant %q", name, c.Variant)
+		if c := p.Capacity; c != nil {
+			for _, v := range c.Variants {
+				if _, ok := s.Variants[v]; !ok {
+					return fmt.Errorf("field load.profiles.%s.capacity.variants: no such variant %q", name, v)
+				}
+			}
+			if c.RateFrom != "" && !slices.Contains(c.Variants, c.RateFrom) {
+				return fmt.Errorf("field load.profiles.%s.capacity.rate_from: %q is not one of its variants", name, c.RateFrom)
 			}
 		}
 	}

@@ -38,8 +38,10 @@ func TestMalformedScenarioNamesTheField(t *testing.T) {
 		{"missing variant", "  fixed:\n    description", "  fixd:\n    description", "field variants"},
 		{"unknown service in settings", "catalog: {CATALOG_FETCH_MODE: batch}", "catalgo: {CATALOG_FETCH_MODE: batch}", "field variants.fixed.settings.catalgo"},
 		{"ratio of a missing variant", "denominator: fixed", "denominator: fast", "field expectations.ratios[0]"},
-		{"calibration on a missing variant", "warmup: 3", "warmup: 3\n      calibrate: {variant: fast, env: {VUS: \"4\", DURATION: 5s}, rate_factor: 0.9}", "field load.profiles.smoke.calibrate.variant"},
-		{"calibration without a probe", "warmup: 3", "warmup: 3\n      calibrate: {variant: baseline, env: {VUS: \"4\"}, rate_factor: 0.9}", "field load.profiles.smoke.calibrate.env"},
+		{"capacity of a missing variant", "warmup: 3", "warmup: 3\n      capacity: {variants: [fast], env: {VUS: \"4\", DURATION: 5s}}", "field load.profiles.smoke.capacity.variants"},
+		{"capacity without a probe", "warmup: 3", "warmup: 3\n      capacity: {variants: [baseline], env: {VUS: \"4\"}}", "field load.profiles.smoke.capacity.env"},
+		{"rate from a variant not probed", "warmup: 3", "warmup: 3\n      capacity: {variants: [baseline], env: {VUS: \"4\", DURATION: 5s}, rate_from: fixed, rate_factor: 1.2}", "field load.profiles.smoke.capacity.rate_from"},
+		{"rate factor without its variant", "warmup: 3", "warmup: 3\n      capacity: {variants: [baseline], env: {VUS: \"4\", DURATION: 5s}, rate_factor: 1.2}", "rate_from"},
 		{"not yaml", "name: nplus1", "name: [nplus1", "not valid YAML"},
 	}
 	for _, c := range cases {

@@ -1,0 +1,111 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"tracelab/pkg/bootstrap"
+	"tracelab/pkg/jaeger"
+	"tracelab/pkg/result"
+	"tracelab/pkg/scenario"
+)
+
+// capacity probes each of c.Variants flat out: brings it up, warms it up,
+// and runs the closed-model probe, c.Env's VUS sending requests back to
+// back for DURATION, while its CPU is sampled and its traces kept for the
+// served rate's sub-windows.
+func (r *Runner) capacity(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, dir string) ([]result.Capacity, error) {
+	var out []result.Capacity
+	for _, variant := range c.Variants {
+		probe, err := r.probe(ctx, s, profile, c, variant, dir)
+		if err != nil {
+			return nil, fmt.Errorf("measuring the capacity of %s: %w", variant, err)
+		}
+		out = append(out, *probe)
+	}
+	return out, nil
+}
+
+func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, variant, dir string) (*result.Capacity, error) {
+	tag := "capacity " + variant
+	settings := s.SettingsFor(profile, variant)
+	r.Progress("[%s] bringing up %v with the %s settings", tag, s.Services, variant)
+	if err := r.Runtime.Up(ctx, s.Services, settings, variant); err != nil {
+		return nil, err
+	}
+	base, err := r.target(s.Entrypoint.Service)
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "capacity-"+variant+"-k6.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	loadEnv := s.LoadEnvFor(profile, variant)
+	if _, err := r.warmUp(ctx, s, s.Load.Profiles[profile], loadEnv, tag, base, dir, logFile); err != nil {
+		return nil, err
+	}
+	env := map[string]string{"TARGET": base}
+	for k, v := range loadEnv {
+		if k != "RATE" {
+			env[k] = v
+		}
+	}
+	maps.Copy(env, c.Env)
+	r.Progress("[%s] flat out: %s virtual users for %s", tag, env["VUS"], env["DURATION"])
+	stopCPU := r.sampleCPU(ctx, s.Services)
+	from := time.Now()
+	sum, err := r.Load.Run(ctx, filepath.Join(r.Root, s.Load.Script), env, filepath.Join(dir, "capacity-"+variant+"-k6-summary.json"), logFile, r.progressFor(tag))
+	to := time.Now()
+	samples := stopCPU()
+	if err != nil {
+		return nil, err
+	}
+	if sum.Failed > 0 || sum.ThroughputRPS <= 0 {
+		return nil, fmt.Errorf("the probe served %.1f req/s with %.0f%% failed; see %s", sum.ThroughputRPS, 100*sum.Failed, logFile.Name())
+	}
+	if err := r.Runtime.Reconnect(ctx); err != nil {
+		return nil, err
+	}
+	traces, err := r.collectTraces(ctx, jaeger.New(r.Runtime.JaegerURL()), s.Entrypoint, from, to, sum.Requests)
+	if err != nil {
+		return nil, err
+	}
+	cpu := cpuUse(samples, traces, s.Entrypoint.Service)
+	p := &result.Capacity{Variant: variant, Requests: sum.Requests, ThroughputRPS: sum.ThroughputRPS, MeanMs: sum.MeanMs, CPU: cpu.use,
+		Metrics: map[string]float64{"capacity_rps": sum.ThroughputRPS}, Samples: map[string]bootstrap.Sample{}}
+	if len(cpu.served) > 0 {
+		p.Samples["capacity_rps"] = cpu.served
+	}
+	if u, ok := cpu.use[s.Entrypoint.Service]; ok {
+		p.Bound = bound(u, cpusFor(settings[s.Entrypoint.Service]), sum.MeanMs)
+		p.Metrics["capacity_cpu_ms_per_request"] = u.MsPerRequest
+		p.Samples["capacity_cpu_ms_per_request"] = cpu.perRequest
+	}
+	r.Progress("[%s] %.0f req/s flat out, mean %.1f ms, %s", tag, sum.ThroughputRPS, sum.MeanMs, describeCPU(cpu.use[s.Entrypoint.Service], s.Entrypoint.Service, p.Bound))
+	return p, nil
+}
+
+// rateFrom sizes the open-model load from the capacity of c.RateFrom.
+func rateFrom(c *scenario.Capacity, probes []result.Capacity) *result.Calibrated {
+	for _, p := range probes {
+		if p.Variant == c.RateFrom {
+			return &result.Calibrated{Variant: p.Variant, ThroughputRPS: p.ThroughputRPS, RateFactor: c.RateFactor,
+				Rate: max(1, int(math.Round(c.RateFactor*p.ThroughputRPS)))}
+		}
+	}
+	return nil
+}
+
+func describeCPU(u result.CPUUse, service, bound string) string {
+	if bound == "" {
+		return "CPU not read"
+	}
+	return fmt.Sprintf("%s %.2f cores, %.2f CPU ms/request: %s", service, u.Cores, u.MsPerRequest, bound)
+}

@@ -1,0 +1,169 @@
+package run
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"tracelab/pkg/bootstrap"
+	"tracelab/pkg/result"
+	"tracelab/pkg/trace"
+)
+
+// cpuEvery is how often the services' CPU time is read during a window: a
+// smoke run's 8 s then gives enough sub-windows for an interval, and a
+// read (/proc, or the cgroup through kubectl exec) costs far less.
+const cpuEvery = time.Second
+
+// A service is on-CPU when it uses at least saturatedShare of the CPUs it
+// may use (case study 000: the CPU-bound GET at 99% of its allocation, the
+// POST whose bottleneck was elsewhere at 37%), or when CPU time is at
+// least onCPUShare of a request's mean latency: most of the request is
+// spent computing, not waiting.
+const (
+	saturatedShare = 0.8
+	onCPUShare     = 0.5
+)
+
+type cpuSample struct {
+	at      time.Time
+	seconds map[string]float64
+}
+
+// sampleCPU reads the services' CPU time now and every cpuEvery until the
+// returned stop is called, which reads it once more and returns the reads.
+// A failed read is skipped: CPU is reported, not required.
+func (r *Runner) sampleCPU(ctx context.Context, services []string) (stop func() []cpuSample) {
+	read := func() (cpuSample, bool) {
+		sec, err := r.Runtime.CPUSeconds(ctx, services)
+		return cpuSample{at: time.Now(), seconds: sec}, err == nil && len(sec) > 0
+	}
+	done := make(chan struct{})
+	out := make(chan []cpuSample)
+	go func() {
+		var samples []cpuSample
+		if s, ok := read(); ok {
+			samples = append(samples, s)
+		}
+		tick := time.NewTicker(cpuEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				if s, ok := read(); ok {
+					samples = append(samples, s)
+				}
+			case <-done:
+				if s, ok := read(); ok {
+					samples = append(samples, s)
+				}
+				out <- samples
+				return
+			}
+		}
+	}()
+	return func() []cpuSample {
+		close(done)
+		return <-out
+	}
+}
+
+// cpuOf is what the samples say of each service over the window, with
+// served the traced requests; the entrypoint's CPU per request and the
+// served rate also as sub-window blocks, for intervals.
+type cpuOf struct {
+	use        map[string]result.CPUUse
+	perRequest bootstrap.Blocks // entrypoint CPU ms per request
+	served     bootstrap.Blocks // requests per second
+}
+
+func cpuUse(samples []cpuSample, traces []*trace.Trace, entrypoint string) cpuOf {
+	var c cpuOf
+	if len(samples) < 2 {
+		return c
+	}
+	ends := make([]int64, 0, len(traces))
+	for _, t := range traces {
+		if t.Root != nil {
+			ends = append(ends, t.Root.End)
+		}
+	}
+	slices.Sort(ends)
+	servedIn := func(from, to time.Time) int {
+		lo, _ := slices.BinarySearch(ends, from.UnixNano())
+		hi, _ := slices.BinarySearch(ends, to.UnixNano())
+		return hi - lo
+	}
+	first, last := samples[0], samples[len(samples)-1]
+	requests := servedIn(first.at, last.at)
+	window := last.at.Sub(first.at).Seconds()
+	c.use = map[string]result.CPUUse{}
+	for svc, end := range last.seconds {
+		start, ok := first.seconds[svc]
+		if !ok || window <= 0 {
+			continue
+		}
+		u := result.CPUUse{Cores: round3((end - start) / window)}
+		if requests > 0 {
+			u.MsPerRequest = round3(1000 * (end - start) / float64(requests))
+		}
+		c.use[svc] = u
+	}
+	for i := 1; i < len(samples); i++ {
+		a, b := samples[i-1], samples[i]
+		n := float64(servedIn(a.at, b.at))
+		c.served = append(c.served, bootstrap.Block{Amount: n, Per: b.at.Sub(a.at).Seconds()})
+		if s0, ok := a.seconds[entrypoint]; ok {
+			if s1, ok := b.seconds[entrypoint]; ok {
+				c.perRequest = append(c.perRequest, bootstrap.Block{Amount: 1000 * (s1 - s0), Per: n})
+			}
+		}
+	}
+	return c
+}
+
+// bound says whether the entrypoint service was on-CPU or off-CPU (see
+// saturatedShare), given the CPUs it may use and its requests' mean
+// latency.
+func bound(u result.CPUUse, cpus, meanMs float64) string {
+	if u.Cores >= saturatedShare*cpus || (meanMs > 0 && u.MsPerRequest >= onCPUShare*meanMs) {
+		return "on-CPU"
+	}
+	return "off-CPU"
+}
+
+// cpusFor is how many CPUs a service may use: its LAB_CPUS list when it
+// has one (a taskset list such as "1" or "0-1,3"), else the machine's.
+func cpusFor(settings map[string]string) float64 {
+	list := settings["LAB_CPUS"]
+	if list == "" {
+		return float64(runtime.NumCPU())
+	}
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		if !isRange {
+			n++
+			continue
+		}
+		a, b := atoi(lo), atoi(hi)
+		n += max(0, b-a+1)
+	}
+	return float64(n)
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, r := range strings.TrimSpace(s) {
+		if r < '0' || r > '9' {
+			return 0
+		}
+		n = 10*n + int(r-'0')
+	}
+	return n
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

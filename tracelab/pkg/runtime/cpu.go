@@ -1,0 +1,126 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// userHZ is the unit of /proc's CPU times: the kernel reports them in
+// USER_HZ ticks, 100 per second on every Linux architecture's ABI.
+const userHZ = 100
+
+// processTreeCPU is the CPU time, in seconds, that a process and its
+// descendants have used: a service's process may be a wrapper (taskset, a
+// shell) around the JVM that does the work.
+func processTreeCPU(ctx context.Context, pid int) (float64, error) {
+	if _, err := os.Stat("/proc/self/stat"); err == nil {
+		return procTreeCPU(pid)
+	}
+	return psTreeCPU(ctx, pid)
+}
+
+// procTreeCPU reads utime and stime of the process and, through each
+// thread's children file, of its descendants.
+func procTreeCPU(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; fields after it are fixed.
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	utime, err1 := strconv.ParseFloat(f[11], 64)
+	stime, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: unreadable CPU times", pid)
+	}
+	total := (utime + stime) / userHZ
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		for _, c := range strings.Fields(string(children)) {
+			if child, err := strconv.Atoi(c); err == nil {
+				if sec, err := procTreeCPU(child); err == nil {
+					total += sec
+				}
+			}
+		}
+	}
+	return total, nil
+}
+
+// psTreeCPU is the same where there is no /proc (macOS), from ps, whose
+// cumulative time there has centiseconds.
+func psTreeCPU(ctx context.Context, pid int) (float64, error) {
+	out, err := exec.CommandContext(ctx, "ps", "-A", "-o", "pid=,ppid=,time=").Output()
+	if err != nil {
+		return 0, fmt.Errorf("ps: %v", err)
+	}
+	children := map[int][]int{}
+	cpu := map[int]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 3 {
+			continue
+		}
+		p, _ := strconv.Atoi(f[0])
+		pp, _ := strconv.Atoi(f[1])
+		children[pp] = append(children[pp], p)
+		cpu[p] = parseCPUTime(f[2])
+	}
+	if _, ok := cpu[pid]; !ok {
+		return 0, fmt.Errorf("ps: no process %d", pid)
+	}
+	var walk func(int) float64
+	walk = func(p int) float64 {
+		total := cpu[p]
+		for _, c := range children[p] {
+			total += walk(c)
+		}
+		return total
+	}
+	return walk(pid), nil
+}
+
+// parseCPUTime reads ps's [[dd-]hh:]mm:ss[.ff] in seconds.
+func parseCPUTime(s string) float64 {
+	var days float64
+	if d, rest, ok := strings.Cut(s, "-"); ok {
+		days, _ = strconv.ParseFloat(d, 64)
+		s = rest
+	}
+	var total float64
+	for _, part := range strings.Split(s, ":") {
+		v, _ := strconv.ParseFloat(part, 64)
+		total = total*60 + v
+	}
+	return days*86400 + total
+}
+
+// cgroupCPU reads a container's CPU time, in seconds, from what its cgroup
+// reports: cpu.stat's usage_usec on cgroup v2, cpuacct.usage (ns) on v1.
+func cgroupCPU(out []byte) (float64, error) {
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "usage_usec "); ok {
+			us, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return us / 1e6, err
+		}
+	}
+	if ns, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64); err == nil {
+		return ns / 1e9, nil
+	}
+	return 0, fmt.Errorf("neither cpu.stat's usage_usec nor cpuacct.usage in %q", strings.TrimSpace(string(out)))
+}
+
+// cgroupCPUCommand prints the container's CPU time on either cgroup
+// version, with only a shell and cat in the image.
+var cgroupCPUCommand = []string{"sh", "-c", "cat /sys/fs/cgroup/cpu.stat 2>/dev/null || cat /sys/fs/cgroup/cpuacct/cpuacct.usage"}
