@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"tracelab/pkg/analyze"
+	"tracelab/pkg/bootstrap"
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/k6"
@@ -156,5 +157,40 @@ func TestFixes(t *testing.T) {
 	}
 	if got := CompareFixes(s, []result.VariantResult{variant("fixed", 1, 1)}); len(got) != 0 {
 		t.Errorf("without a measured baseline: %v, want no comparisons", got)
+	}
+}
+
+// A ratio whose point clears its minimum only by the luck of the run does
+// not pass: the interval's lower bound must clear it.
+func TestJudgeRatioNeedsTheIntervalsLowerBound(t *testing.T) {
+	s := loadNplus1(t) // p50_ms(baseline) / p50_ms(fixed) >= 25
+	withDurations := func(v result.VariantResult, ms ...float64) result.VariantResult {
+		v.Samples = map[string]bootstrap.Sample{"p50_ms": bootstrap.NewQuantile(ms, 0.5)}
+		return v
+	}
+	ratioCheck := func(checks []result.Check) result.Check {
+		for _, c := range checks {
+			if strings.HasPrefix(c.Name, "p50_ms(") {
+				return c
+			}
+		}
+		t.Fatal("no p50 ratio check")
+		return result.Check{}
+	}
+	// Medians 3000 and 100 (30×), but the fix's requests spread from 10 to
+	// 1000 ms: a resample's median often lands far above 100.
+	noisy := ratioCheck(judge(s, "smoke", []result.VariantResult{
+		withDurations(variant("baseline", 3000, 201, nplus1), 2900, 3000, 3100),
+		withDurations(variant("fixed", 100, 2), 10, 20, 100, 900, 1000),
+	}, emptyBaseline()))
+	if noisy.OK || noisy.Ratio == nil || noisy.Ratio.Value < 25 || noisy.Ratio.Low >= 25 {
+		t.Errorf("a 30× median with a wide interval passed, or had no interval: %+v", noisy)
+	}
+	steady := ratioCheck(judge(s, "smoke", []result.VariantResult{
+		withDurations(variant("baseline", 3000, 201, nplus1), 2900, 3000, 3100, 3000, 2950),
+		withDurations(variant("fixed", 100, 2), 95, 100, 105, 100, 98),
+	}, emptyBaseline()))
+	if !steady.OK || steady.Ratio.Low < 25 {
+		t.Errorf("a steady 30× ratio failed: %+v", steady)
 	}
 }

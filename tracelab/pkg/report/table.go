@@ -15,13 +15,25 @@ import (
 func WriteTable(w io.Writer, res *result.Result) {
 	fmt.Fprintf(w, "\nscenario %s, profile %s, runtime %s\n\n", res.Scenario, res.Profile, res.Runtime)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "variant\trequests\tp50\tp95\treq/s\terrors\tspans/req\tcalls/req\tfindings")
+	fmt.Fprintln(tw, "variant\trequests\tp50\tp95\treq/s\terrors\tspans/req\tcalls/req\tCPU ms/req\tCPU\tbound\tfindings")
 	for _, v := range res.Variants {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%.1f%%\t%.0f\t%.0f\t%s\n", v.Variant, v.Load.Requests,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%.1f%%\t%.0f\t%.0f\t%s\t%s\t%s\t%s\n", v.Variant, v.Load.Requests,
 			analyze.FormatMs(v.Metrics["p50_ms"]), analyze.FormatMs(v.Metrics["p95_ms"]), v.Metrics["throughput_rps"],
-			100*v.Metrics["error_rate"], v.Metrics["spans_per_request"], v.Metrics["calls_per_request"], findingList(v.Analysis.Findings))
+			100*v.Metrics["error_rate"], v.Metrics["spans_per_request"], v.Metrics["calls_per_request"],
+			cpuMs(v.Metrics, "cpu_ms_per_request"), cores(v.Metrics, "cpu_cores"), orDash(v.Bound), findingList(v.Analysis.Findings))
 	}
 	tw.Flush()
+
+	if len(res.Capacity) > 0 {
+		fmt.Fprintln(w, "\ncapacity (closed model, flat out):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "variant\trequests\treq/s\tmean\tCPU ms/req\tCPU\tbound")
+		for _, p := range res.Capacity {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%s\t%s\t%s\t%s\n", p.Variant, p.Requests, p.ThroughputRPS, analyze.FormatMs(p.MeanMs),
+				cpuMs(p.Metrics, "capacity_cpu_ms_per_request"), cores(p.Metrics, "capacity_cpu_cores"), orDash(p.Bound))
+		}
+		tw.Flush()
+	}
 
 	for _, v := range res.Variants {
 		for _, f := range v.Analysis.Findings {
@@ -41,4 +53,26 @@ func WriteTable(w io.Writer, res *result.Result) {
 		fmt.Fprintf(w, "  %s %s — %s\n", mark, c.Name, c.Detail)
 	}
 	fmt.Fprintf(w, "\nverdict: %s\n", strings.ToUpper(res.Verdict))
+}
+
+// cpuMs and cores format a CPU figure, or "-" where CPU was not read.
+func cpuMs(m map[string]float64, key string) string {
+	if v, ok := m[key]; ok {
+		return fmt.Sprintf("%.2f", v)
+	}
+	return "-"
+}
+
+func cores(m map[string]float64, key string) string {
+	if v, ok := m[key]; ok {
+		return fmt.Sprintf("%.0f%%", 100*v)
+	}
+	return "-"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

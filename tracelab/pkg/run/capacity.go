@@ -86,6 +86,7 @@ func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string
 	if u, ok := cpu.use[s.Entrypoint.Service]; ok {
 		p.Bound = bound(u, cpusFor(settings[s.Entrypoint.Service]), sum.MeanMs)
 		p.Metrics["capacity_cpu_ms_per_request"] = u.MsPerRequest
+		p.Metrics["capacity_cpu_cores"] = u.Cores
 		p.Samples["capacity_cpu_ms_per_request"] = cpu.perRequest
 	}
 	r.Progress("[%s] %.0f req/s flat out, mean %.1f ms, %s", tag, sum.ThroughputRPS, sum.MeanMs, describeCPU(cpu.use[s.Entrypoint.Service], s.Entrypoint.Service, p.Bound))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -149,21 +150,13 @@ func cpusFor(settings map[string]string) float64 {
 			n++
 			continue
 		}
-		a, b := atoi(lo), atoi(hi)
-		n += max(0, b-a+1)
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+		if err1 == nil && err2 == nil {
+			n += max(0, b-a+1)
+		}
 	}
 	return float64(n)
-}
-
-func atoi(s string) int {
-	n := 0
-	for _, r := range strings.TrimSpace(s) {
-		if r < '0' || r > '9' {
-			return 0
-		}
-		n = 10*n + int(r-'0')
-	}
-	return n
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

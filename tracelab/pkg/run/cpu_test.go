@@ -1,0 +1,73 @@
+package run
+
+import (
+	"testing"
+	"time"
+
+	"tracelab/pkg/result"
+	"tracelab/pkg/trace"
+)
+
+func servedAt(ends ...time.Time) []*trace.Trace {
+	var out []*trace.Trace
+	for i, e := range ends {
+		root := &trace.Span{TraceID: "t", SpanID: string(rune('a' + i)), Start: e.Add(-time.Millisecond).UnixNano(), End: e.UnixNano(), Kind: trace.KindServer, Service: "gw"}
+		out = append(out, trace.New(root.SpanID, []*trace.Span{root}))
+	}
+	return out
+}
+
+func TestCPUUseDividesCPUByTheRequestsServedInTheWindow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	samples := []cpuSample{
+		{at: t0, seconds: map[string]float64{"gw": 10, "db": 1}},
+		{at: t0.Add(time.Second), seconds: map[string]float64{"gw": 10.5, "db": 1.1}},
+		{at: t0.Add(2 * time.Second), seconds: map[string]float64{"gw": 10.8, "db": 1.2}},
+	}
+	// Two requests in the first second, three in the second, one after the window.
+	traces := servedAt(t0.Add(100*time.Millisecond), t0.Add(900*time.Millisecond),
+		t0.Add(1100*time.Millisecond), t0.Add(1500*time.Millisecond), t0.Add(1900*time.Millisecond), t0.Add(3*time.Second))
+	c := cpuUse(samples, traces, "gw")
+	if got := c.use["gw"]; got != (result.CPUUse{Cores: 0.4, MsPerRequest: 160}) {
+		t.Errorf("gw: %+v, want 0.8 s over 2 s (0.4 cores) and 800 ms / 5 requests", got)
+	}
+	if got := c.use["db"].MsPerRequest; got != 40 {
+		t.Errorf("db: %v ms per request, want 200 ms / 5", got)
+	}
+	if len(c.perRequest) != 2 || c.perRequest[0].Amount != 500 || c.perRequest[0].Per != 2 || c.perRequest[1].Per != 3 {
+		t.Errorf("per-request blocks %+v, want 500 ms over 2 requests, then 300 over 3", c.perRequest)
+	}
+	if got := c.served.Estimate(); got != 2.5 {
+		t.Errorf("served %v req/s, want 5 over 2 s", got)
+	}
+	if len(cpuUse(samples[:1], traces, "gw").use) != 0 {
+		t.Error("one sample gave a CPU figure")
+	}
+}
+
+func TestBound(t *testing.T) {
+	cases := []struct {
+		use    result.CPUUse
+		cpus   float64
+		meanMs float64
+		want   string
+	}{
+		{result.CPUUse{Cores: 0.99, MsPerRequest: 3}, 1, 400, "on-CPU"},   // saturated: requests queue for the CPU
+		{result.CPUUse{Cores: 0.37, MsPerRequest: 4}, 1, 110, "off-CPU"},  // case 000's POST: waiting elsewhere
+		{result.CPUUse{Cores: 0.30, MsPerRequest: 2.5}, 1, 3, "on-CPU"},   // unsaturated, but requests compute
+		{result.CPUUse{Cores: 0.95, MsPerRequest: 3}, 2, 400, "off-CPU"},  // half of two CPUs
+	}
+	for _, c := range cases {
+		if got := bound(c.use, c.cpus, c.meanMs); got != c.want {
+			t.Errorf("bound(%+v, %v CPUs, %v ms) = %s, want %s", c.use, c.cpus, c.meanMs, got, c.want)
+		}
+	}
+}
+
+func TestCPUsFor(t *testing.T) {
+	for list, want := range map[string]float64{"1": 1, "0-1": 2, "0-1,3": 3, "2,4": 2} {
+		if got := cpusFor(map[string]string{"LAB_CPUS": list}); got != want {
+			t.Errorf("LAB_CPUS=%s: %v CPUs, want %v", list, got, want)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// The process tree's CPU includes a child's: a wrapper's own time is
+// nothing next to the JVM under it.
+func TestProcessTreeCPUCountsChildren(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sh:", err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	ctx := context.Background()
+	deadline := time.Now().Add(20 * time.Second)
+	var child float64
+	for child < 0.2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		sec, err := processTreeCPU(ctx, cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		child = sec
+	}
+	tree, err := processTreeCPU(ctx, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if child < 0.2 || tree < child {
+		t.Errorf("the busy child used %.2f s, this process's tree %.2f s: the child is not counted", child, tree)
+	}
+}
+
+func TestParseCPUTime(t *testing.T) {
+	for in, want := range map[string]float64{"0:01.25": 1.25, "1:02:03.50": 3723.5, "2-00:00:01": 172801} {
+		if got := parseCPUTime(in); got != want {
+			t.Errorf("parseCPUTime(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestCgroupCPU(t *testing.T) {
+	v2 := "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n"
+	if got, err := cgroupCPU([]byte(v2)); err != nil || got != 2.5 {
+		t.Errorf("cgroup v2: %v, %v; want 2.5 s", got, err)
+	}
+	if got, err := cgroupCPU([]byte("1500000000\n")); err != nil || got != 1.5 {
+		t.Errorf("cgroup v1: %v, %v; want 1.5 s", got, err)
+	}
+	if _, err := cgroupCPU([]byte("sh: cat: not found")); err == nil {
+		t.Error("an error message was read as CPU time")
+	}
+}
