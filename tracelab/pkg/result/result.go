@@ -23,10 +23,10 @@ import (
 
 // Result is the full record of a run, written as JSON under .state/results.
 type Result struct {
-	Scenario   string          `json:"scenario"`
-	Profile    string          `json:"profile"`
-	Runtime    string          `json:"runtime"`
-	StartedAt  time.Time       `json:"started_at"`
+	Scenario  string    `json:"scenario"`
+	Profile   string    `json:"profile"`
+	Runtime   string    `json:"runtime"`
+	StartedAt time.Time `json:"started_at"`
 	// Capacity is what each probed variant served flat out, before the
 	// variants ran; Calibrated, the open-model rate sized from it.
 	Capacity   []Capacity      `json:"capacity,omitempty"`

@@ -52,10 +52,10 @@ func TestBound(t *testing.T) {
 		meanMs float64
 		want   string
 	}{
-		{result.CPUUse{Cores: 0.99, MsPerRequest: 3}, 1, 400, "on-CPU"},   // saturated: requests queue for the CPU
-		{result.CPUUse{Cores: 0.37, MsPerRequest: 4}, 1, 110, "off-CPU"},  // case 000's POST: waiting elsewhere
-		{result.CPUUse{Cores: 0.30, MsPerRequest: 2.5}, 1, 3, "on-CPU"},   // unsaturated, but requests compute
-		{result.CPUUse{Cores: 0.95, MsPerRequest: 3}, 2, 400, "off-CPU"},  // half of two CPUs
+		{result.CPUUse{Cores: 0.99, MsPerRequest: 3}, 1, 400, "on-CPU"},  // saturated: requests queue for the CPU
+		{result.CPUUse{Cores: 0.37, MsPerRequest: 4}, 1, 110, "off-CPU"}, // case 000's POST: waiting elsewhere
+		{result.CPUUse{Cores: 0.30, MsPerRequest: 2.5}, 1, 3, "on-CPU"},  // unsaturated, but requests compute
+		{result.CPUUse{Cores: 0.95, MsPerRequest: 3}, 2, 400, "off-CPU"}, // half of two CPUs
 	}
 	for _, c := range cases {
 		if got := bound(c.use, c.cpus, c.meanMs); got != c.want {
