@@ -21,6 +21,7 @@ import (
 
 	"tracelab/pkg/result"
 	"tracelab/pkg/runtime"
+	"tracelab/pkg/scenario"
 )
 
 func root(t *testing.T) string {
@@ -231,12 +232,41 @@ func runSmoke(t *testing.T, name string) result.Result {
 	if r.code != 0 {
 		t.Errorf("verdict %q", res.Verdict)
 	}
+	checkCPUAndIntervals(t, name, res)
 	t.Run("dashboards", func(t *testing.T) { checkDashboards(t, name, res) })
 	t.Run("report-in-chromium", func(t *testing.T) { checkReportInChromium(t, filepath.Join(filepath.Dir(path), "report.html"), res) })
 	if check, ok := whileStackUp[name]; ok {
 		t.Run("while-the-stack-is-up", func(t *testing.T) { check(t, res) })
 	}
 	return res
+}
+
+// checkCPUAndIntervals: every variant's result says what CPU the
+// entrypoint's service used and whether it was on-CPU, and every ratio
+// check carries its interval.
+func checkCPUAndIntervals(t *testing.T, name string, res result.Result) {
+	t.Helper()
+	s, err := scenario.Load(root(t), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range res.Variants {
+		u, ok := v.CPU[s.Entrypoint.Service]
+		if !ok || u.Cores <= 0 || u.MsPerRequest <= 0 || v.Metrics["cpu_ms_per_request"] != u.MsPerRequest {
+			t.Errorf("%s: CPU of %s %+v (present %v), metric %v; want positive, and the metric the same", v.Variant, s.Entrypoint.Service, u, ok, v.Metrics["cpu_ms_per_request"])
+		}
+		if v.Bound != "on-CPU" && v.Bound != "off-CPU" {
+			t.Errorf("%s: bound %q", v.Variant, v.Bound)
+		}
+	}
+	for _, c := range res.Checks {
+		if !strings.Contains(c.Name, "95% interval") {
+			continue
+		}
+		if c.Ratio == nil || !(c.Ratio.Low <= c.Ratio.Value && c.Ratio.Value <= c.Ratio.High) {
+			t.Errorf("%s: ratio %+v; want value within [low, high]", c.Name, c.Ratio)
+		}
+	}
 }
 
 // TestNplus1Smoke is the scenario's smoke profile on the real stack: the
