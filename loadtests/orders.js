@@ -4,8 +4,8 @@
 // (or RATE), SUMMARY_FILE; CUSTOMERS and PRODUCTS bound the ids drawn (the
 // seed data has 1000 customers and 100 products); GET_SHARE (0 to 1, default
 // 0) turns that share of the requests into GET /orders/{id} of an order this
-// VU created, for the case's GET/POST comparison by hand. Scenarios keep it
-// at 0: tracelab counts a trace per request, rooted at POST /orders.
+// VU created (each VU first creates one), for the case's GET/POST
+// comparison: chatty-db's get variant sets it to 1.
 import http from 'k6/http';
 import { check } from 'k6';
 import { labOptions, labSummary, target } from './lib/lab.js';
