@@ -175,8 +175,15 @@ func (l *Local) Up(ctx context.Context, services []string, settings Settings, va
 			l.progress("starting %s", name)
 			_, err = l.call(ctx, "process", "start", name)
 		case changed[name]:
+			// Stop, then start once the old instance is gone: process-compose's
+			// own restart can lose the start when the old instance is slow to
+			// exit (seen on a loaded machine: the service stayed Completed).
 			l.progress("restarting %s with the %s settings", name, variant)
-			_, err = l.call(ctx, "process", "restart", name)
+			if _, err = l.call(ctx, "process", "stop", name); err == nil {
+				if err = l.waitStopped(ctx, name); err == nil {
+					_, err = l.call(ctx, "process", "start", name)
+				}
+			}
 		default:
 			continue
 		}
@@ -188,6 +195,28 @@ func (l *Local) Up(ctx context.Context, services []string, settings Settings, va
 		}
 	}
 	return l.waitReady(ctx, want, nil)
+}
+
+// waitStopped polls until process-compose no longer runs the process.
+func (l *Local) waitStopped(ctx context.Context, name string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		states, err := l.states(ctx)
+		if err != nil {
+			return err
+		}
+		if !states[name].IsRunning {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s still runs a minute after it was asked to stop; see .state/logs/%s.log", name, name)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(l.poll):
+		}
+	}
 }
 
 // checkPortsFree names the first lab port another program holds.
