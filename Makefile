@@ -24,7 +24,7 @@ JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -nam
 MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f services/pom.xml
 
 .PHONY: help tools tools-test build generate up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
-.PHONY: tools-bench bench-detect bench-first-run
+.PHONY: tools-bench bench-detect bench-first-run profile-antpath
 .PHONY: tools-k8s test-k8s images kind-load kind-preload kind-mirror kind-up kind-down k8s-wait eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
@@ -117,6 +117,10 @@ bench: tools build bench-first-run ## benchmarks: analyzer spans/s, stack start 
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x
 	$(TRACELAB) bench-stack
 	$(MVN) -pl gateway -am -Pjmh verify -DskipTests
+
+# The gateway alone, on a free port outside the lab's: no stack, no make up.
+profile-antpath: tools services/gateway/target/gateway.jar ## JFR profile of the gateway alone, per matcher: share of CPU samples in path matching (antpath)
+	@source $(TOOLS); K6_BIN=$$K6_BIN services/gateway/profile-matching.sh
 
 bench-first-run: ## the first make scenario-nplus1 from a fresh clone: cold (every cache empty) and warm (about 25 minutes)
 	@infra/local/bench-first-run.sh
