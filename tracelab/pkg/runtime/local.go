@@ -205,8 +205,13 @@ func (l *Local) waitStopped(ctx context.Context, name string) error {
 		if err != nil {
 			return err
 		}
-		if !states[name].IsRunning {
-			return nil
+		// Only a terminal status will do: a process Terminating is no
+		// longer IsRunning, yet process-compose refuses to start it.
+		switch st := states[name]; st.Status {
+		case "Completed", "Error", "Disabled", "Skipped":
+			if !st.IsRunning {
+				return nil
+			}
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s still runs a minute after it was asked to stop; see .state/logs/%s.log", name, name)
