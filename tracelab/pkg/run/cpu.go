@@ -15,9 +15,15 @@ import (
 )
 
 // cpuEvery is how often the services' CPU time is read during a window: a
-// smoke run's 8 s then gives enough sub-windows for an interval, and a
-// read (/proc, or the cgroup through kubectl exec) costs far less.
-const cpuEvery = time.Second
+// fast variant's few seconds then still give enough sub-windows for an
+// interval, and a read (/proc, or the cgroup through kubectl exec) costs
+// far less. A read that takes longer only drops ticks.
+const cpuEvery = 250 * time.Millisecond
+
+// servedBlock is how many consecutive requests make one sub-window of the
+// served rate: at least 10, and about 50 sub-windows whatever the run's
+// length, so a 3-second variant has as many as a minute-long one.
+func servedBlock(n int) int { return max(10, n/50) }
 
 // A service is on-CPU when it uses at least saturatedShare of the CPUs it
 // may use (case study 000: the CPU-bound GET at 99% of its allocation, the
@@ -115,13 +121,22 @@ func cpuUse(samples []cpuSample, traces []*trace.Trace, entrypoint string) cpuOf
 	}
 	for i := 1; i < len(samples); i++ {
 		a, b := samples[i-1], samples[i]
-		n := float64(servedIn(a.at, b.at))
-		c.served = append(c.served, bootstrap.Block{Amount: n, Per: b.at.Sub(a.at).Seconds()})
-		if s0, ok := a.seconds[entrypoint]; ok {
-			if s1, ok := b.seconds[entrypoint]; ok {
-				c.perRequest = append(c.perRequest, bootstrap.Block{Amount: 1000 * (s1 - s0), Per: n})
-			}
+		s0, ok0 := a.seconds[entrypoint]
+		s1, ok1 := b.seconds[entrypoint]
+		if ok0 && ok1 {
+			c.perRequest = append(c.perRequest, bootstrap.Block{Amount: 1000 * (s1 - s0), Per: float64(servedIn(a.at, b.at))})
 		}
+	}
+	// The served rate in blocks of consecutive requests: each is k requests
+	// over the time since the previous block's last one.
+	lo, _ := slices.BinarySearch(ends, first.at.UnixNano())
+	hi, _ := slices.BinarySearch(ends, last.at.UnixNano())
+	inWindow := ends[lo:hi]
+	k := servedBlock(len(inWindow))
+	prev := first.at.UnixNano()
+	for i := k - 1; i < len(inWindow); i += k {
+		c.served = append(c.served, bootstrap.Block{Amount: float64(k), Per: float64(inWindow[i]-prev) / 1e9})
+		prev = inWindow[i]
 	}
 	return c
 }

@@ -37,11 +37,26 @@ func TestCPUUseDividesCPUByTheRequestsServedInTheWindow(t *testing.T) {
 	if len(c.perRequest) != 2 || c.perRequest[0].Amount != 500 || c.perRequest[0].Per != 2 || c.perRequest[1].Per != 3 {
 		t.Errorf("per-request blocks %+v, want 500 ms over 2 requests, then 300 over 3", c.perRequest)
 	}
-	if got := c.served.Estimate(); got != 2.5 {
-		t.Errorf("served %v req/s, want 5 over 2 s", got)
-	}
 	if len(cpuUse(samples[:1], traces, "gw").use) != 0 {
 		t.Error("one sample gave a CPU figure")
+	}
+}
+
+// The served rate comes in blocks of consecutive requests, so a short run
+// has as many sub-windows as a long one.
+func TestServedRateInBlocksOfRequests(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var ends []time.Time
+	for i := 1; i <= 40; i++ { // 20 requests per second for 2 s
+		ends = append(ends, t0.Add(time.Duration(i)*50*time.Millisecond))
+	}
+	samples := []cpuSample{{at: t0, seconds: map[string]float64{"gw": 0}}, {at: t0.Add(2*time.Second + time.Millisecond), seconds: map[string]float64{"gw": 1}}}
+	c := cpuUse(samples, servedAt(ends...), "gw")
+	if len(c.served) != 4 || c.served[0].Amount != 10 || c.served[0].Per != 0.5 {
+		t.Fatalf("blocks %+v, want 4 of 10 requests in 0.5 s", c.served)
+	}
+	if got := c.served.Estimate(); got != 20 {
+		t.Errorf("served %v req/s, want 20", got)
 	}
 }
 

@@ -33,8 +33,9 @@ type Local struct {
 	ports       map[string]string // ports.env
 	pc          ProcessCompose
 	progress    Progress
-	poll        time.Duration // between two looks at the processes' states
-	stopWait    time.Duration // for the processes to stop after process-compose down
+	poll        time.Duration  // between two looks at the processes' states
+	stopWait    time.Duration  // for the processes to stop after process-compose down
+	cpuPids     map[string]int // the processes CPUSeconds reads, by name
 }
 
 // ProcessCompose is how Local drives process-compose and the processes it
@@ -371,19 +372,39 @@ func (l *Local) Down(ctx context.Context) error {
 }
 
 // CPUSeconds implements Runtime, from the process tree of each service.
+// The pids are asked of process-compose only when one is unknown or gone:
+// the runner reads CPU several times a second.
 func (l *Local) CPUSeconds(ctx context.Context, services []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	read := func() (missing bool) {
+		for _, name := range services {
+			pid := l.cpuPids[name]
+			if pid == 0 {
+				missing = true
+				continue
+			}
+			if sec, err := processTreeCPU(ctx, pid); err == nil {
+				out[name] = sec
+			} else {
+				missing = true
+			}
+		}
+		return missing
+	}
+	if !read() {
+		return out, nil
+	}
 	states, err := l.states(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]float64{}
-	for _, name := range services {
-		if st, ok := states[name]; ok && st.Pid > 0 {
-			if sec, err := processTreeCPU(ctx, st.Pid); err == nil {
-				out[name] = sec
-			}
+	l.cpuPids = map[string]int{}
+	for name, st := range states {
+		if st.IsRunning {
+			l.cpuPids[name] = st.Pid
 		}
 	}
+	read()
 	return out, nil
 }
 
