@@ -77,5 +77,18 @@ func TestChattyDBSmoke(t *testing.T) {
 			}
 		}
 	}
+	// Case study 000's GET/POST table: flat out, the GET is CPU-bound and
+	// the chatty POST waits off-CPU, serving far fewer.
+	probes := map[string]result.Capacity{}
+	for _, p := range res.Capacity {
+		probes[p.Variant] = p
+	}
+	get, post := probes["get"], probes["baseline"]
+	if get.Bound != "on-CPU" || post.Bound != "off-CPU" {
+		t.Errorf("flat out: GET %s (%+v), POST %s (%+v); want the GET on-CPU and the POST off-CPU", get.Bound, get.CPU["orders"], post.Bound, post.CPU["orders"])
+	}
+	if get.ThroughputRPS < 2*post.ThroughputRPS {
+		t.Errorf("flat out: GET %.0f req/s, POST %.0f; want the GET at least twice the POST", get.ThroughputRPS, post.ThroughputRPS)
+	}
 	assertNothingLeft(t)
 }
