@@ -33,7 +33,7 @@ help: ## list the targets
 	@echo "Trace Pathology Lab — make <target>"
 	@grep -hE '^[a-zA-Z0-9%_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
 	@echo
-	@echo "  scenarios: $(notdir $(wildcard scenarios/*))   (PROFILE=smoke|full VARIANT=both|baseline|fixed KEEP=1)"
+	@echo "  scenarios: $(notdir $(wildcard scenarios/*))   (PROFILE=smoke|full VARIANT=both|baseline|fixed|all KEEP=1 RECORD=1)"
 
 # Always runs: with everything cached it only checks, in about a second.
 tools: ## build or fetch the pinned tools a scenario run needs into ~/.cache/tracelab (once per version; no root)
@@ -76,7 +76,7 @@ RUN_NEEDS := $(if $(filter kind eks,$(RUNTIME)),$(TRACELAB),tools build)
 
 scenario-%: ## reproduce a pathology, analyze its traces, run the fix and judge it (RUNTIME=local|kind|eks)
 	@$(MAKE) --no-print-directory -j2 $(RUN_NEEDS)
-	$(TRACELAB) scenario run $* $(if $(PROFILE),--profile $(PROFILE)) --variant $(VARIANT) $(if $(KEEP),--keep)
+	$(TRACELAB) scenario run $* $(if $(PROFILE),--profile $(PROFILE)) --variant $(VARIANT) $(if $(KEEP),--keep) $(if $(RECORD),--record)
 
 test: tools tools-test build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, Kubernetes checks on a throwaway control plane, end-to-end smoke runs
 

@@ -90,21 +90,30 @@ func (KafkaProducerContention) ID() string { return "kafka-producer-contention" 
 // producerMetrics are what the detector reads of the producer's client
 // metrics: its name for each, the series (the agent's Kafka metric reporter
 // after the collector's Prometheus exporter; services/ingest/README.md lists
-// them), and the PromQL that sums the series up per service over a window.
+// them), and the PromQL that sums the series up per service over a window
+// (%[1]s the series, %[2]s the window, %[3]s the filter liveProducers).
 var producerMetrics = []struct{ name, series, query string }{
-	{"records_per_request_avg", "kafka_producer_records_per_request_avg", "avg by (exported_job) (avg_over_time(%s[%s]))"},
-	{"batch_size_avg_bytes", "kafka_producer_batch_size_avg", "avg by (exported_job) (avg_over_time(%s[%s]))"},
-	{"record_queue_time_avg_ms", "kafka_producer_record_queue_time_avg", "max by (exported_job) (max_over_time(%s[%s]))"},
-	{"bufferpool_wait_seconds", "kafka_producer_bufferpool_wait_time_ns_total", "sum by (exported_job) (increase(%s[%s])) / 1e9"},
-	{"waiting_threads_max", "kafka_producer_waiting_threads", "max by (exported_job) (max_over_time(%s[%s]))"},
-	{"request_rate_avg", "kafka_producer_request_rate", "avg by (exported_job) (avg_over_time(%s[%s]))"},
+	{"records_per_request_avg", "kafka_producer_records_per_request_avg", "avg by (exported_job) (avg_over_time(%[1]s[%[2]s])%[3]s)"},
+	{"batch_size_avg_bytes", "kafka_producer_batch_size_avg", "avg by (exported_job) (avg_over_time(%[1]s[%[2]s])%[3]s)"},
+	{"record_queue_time_avg_ms", "kafka_producer_record_queue_time_avg", "max by (exported_job) (max_over_time(%[1]s[%[2]s])%[3]s)"},
+	{"bufferpool_wait_seconds", "kafka_producer_bufferpool_wait_time_ns_total", "sum by (exported_job) (increase(%[1]s[%[2]s])%[3]s) / 1e9"},
+	{"waiting_threads_max", "kafka_producer_waiting_threads", "max by (exported_job) (max_over_time(%[1]s[%[2]s])%[3]s)"},
+	{"request_rate_avg", "kafka_producer_request_rate", "avg by (exported_job) (avg_over_time(%[1]s[%[2]s])%[3]s)"},
 }
+
+// liveProducers keeps the series of producers that sent records in the
+// window. The collector's exporter goes on exporting a stopped process's
+// last values for minutes, so without it a variant's numbers were averaged
+// with those of the previous variant's producer (the same service, another
+// instance), e.g. a tuned producer's records per request with the small
+// batches' 1.0.
+const liveProducers = " and on (exported_instance, instance) (increase(kafka_producer_record_send_total[%s]) > 0)"
 
 // MetricQueries implements MetricsReader.
 func (KafkaProducerContention) MetricQueries(w string) map[string]string {
 	out := map[string]string{}
 	for _, m := range producerMetrics {
-		out[m.name] = fmt.Sprintf(m.query, m.series, w)
+		out[m.name] = fmt.Sprintf(m.query, m.series, w, fmt.Sprintf(liveProducers, w))
 	}
 	return out
 }

@@ -194,3 +194,19 @@ func TestJudgeRatioNeedsTheIntervalsLowerBound(t *testing.T) {
 		t.Errorf("a steady 30× ratio failed: %+v", steady)
 	}
 }
+
+// min_error_rate and max_error_rate bound the failed share from both sides,
+// in place of "every request succeeded".
+func TestJudgeErrorRateBounds(t *testing.T) {
+	s := &scenario.Scenario{Expectations: scenario.Expectations{Variants: map[string]scenario.VariantExpectation{
+		"baseline": {MinErrorRate: 0.1, MaxErrorRate: 0.5},
+	}}}
+	for failedShare, want := range map[float64]bool{0: false, 0.05: false, 0.1: true, 0.3: true, 0.6: false} {
+		v := variant("baseline", 10, 1)
+		v.Load.Failed = failedShare
+		checks := judge(s, "smoke", []result.VariantResult{v}, emptyBaseline())
+		if got := len(failed(checks)) == 0; got != want || len(checks) != 2 {
+			t.Errorf("%.0f%% failed: pass %v, want %v; checks %+v", 100*failedShare, got, want, checks)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,6 +25,10 @@ func kafkaVariant(name string, p95 float64, d result.DeliveryCount, fs ...detect
 	v.Metrics["throughput_rps"] = 100
 	if name == "fixed-2x" {
 		v.Metrics["throughput_rps"] = 200
+	}
+	v.Metrics["records_per_request"] = 1
+	if strings.HasPrefix(name, "fixed") {
+		v.Metrics["records_per_request"] = 1.6
 	}
 	v.Delivery = &d
 	return v
@@ -64,5 +69,47 @@ func TestJudgeObjectiveAndDelivery(t *testing.T) {
 		if strings.HasPrefix(c.Name, "baseline: nothing lost") && !c.OK {
 			t.Errorf("%s: %s", c.Name, c.Detail)
 		}
+	}
+}
+
+// A variant that must reproduce the case's timeouts: too few failures fail
+// it, and its failed requests, delivered after their 503, are no loss.
+func TestJudgeMinErrorRate(t *testing.T) {
+	s := loadKafka(t)
+	exp := s.Expectations.Variants["baseline-timeouts"]
+	if exp.MinErrorRate <= 0 {
+		t.Fatalf("baseline-timeouts expects no failures: %+v", exp)
+	}
+	timeouts := func(failedShare float64) result.VariantResult {
+		sent := int64(1000)
+		accepted := sent - int64(failedShare*float64(sent))
+		v := kafkaVariant("baseline-timeouts", 400, result.DeliveryCount{Sent: sent, Accepted: accepted, Stored: sent})
+		v.Load.Requests, v.Load.Failed = int(sent), failedShare
+		return v
+	}
+	byName := func(checks []result.Check) map[string]result.Check {
+		out := map[string]result.Check{}
+		for _, c := range checks {
+			out[c.Name] = c
+		}
+		return out
+	}
+	atLeast := fmt.Sprintf("baseline-timeouts: at least %g%% of requests failed", 100*exp.MinErrorRate)
+
+	checks := byName(judge(s, "full", []result.VariantResult{timeouts(exp.MinErrorRate + 0.05)}, emptyBaseline()))
+	if c, ok := checks[atLeast]; !ok || !c.OK {
+		t.Errorf("enough failures: %q is %+v (checks %v)", atLeast, c, checks)
+	}
+	if _, ok := checks["baseline-timeouts: every request succeeded"]; ok {
+		t.Error("a variant that must fail requests is also held to every request succeeding")
+	}
+	lost := checks["baseline-timeouts: nothing lost (accepted ≤ stored by ledger)"]
+	if !lost.OK || !strings.Contains(lost.Detail, "failed requests count as not accepted") {
+		t.Errorf("delivered timeouts: %+v", lost)
+	}
+
+	checks = byName(judge(s, "full", []result.VariantResult{timeouts(exp.MinErrorRate / 2)}, emptyBaseline()))
+	if c := checks[atLeast]; c.OK {
+		t.Errorf("too few failures passed: %+v", c)
 	}
 }

@@ -120,3 +120,24 @@ func TestHighlightBySpanIDs(t *testing.T) {
 		}
 	}
 }
+
+// A Kafka variant shows its producer's batching; a variant without client
+// metrics shows none.
+func TestReportShowsRecordsPerRequest(t *testing.T) {
+	fixed := labRun(t, "fixed", true)
+	fixed.Metrics["records_per_request"] = 2.25
+	fixed.Metrics["batch_size_bytes"] = 1012.4
+	res := &result.Result{Scenario: "kafka-batching", Profile: "smoke", Verdict: "pass",
+		Variants: []result.VariantResult{labRun(t, "baseline", false), fixed}}
+	var b bytes.Buffer
+	if err := Write(&b, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	baseline, fixedHTML, _ := strings.Cut(b.String(), `id="variant-fixed"`)
+	if !strings.Contains(fixedHTML, "<b>2.25 records/request</b>, batches of 1012 bytes") {
+		t.Error("the fixed variant does not show its records per request")
+	}
+	if strings.Contains(baseline, "records/request") {
+		t.Error("a variant without client metrics shows records per request")
+	}
+}

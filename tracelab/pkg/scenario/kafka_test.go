@@ -28,7 +28,7 @@ func TestVariantLoadOverridesTheProfile(t *testing.T) {
 	if env := s.LoadEnvFor("full", "baseline-uniform"); env["SHAPE"] != "uniform" {
 		t.Errorf("baseline-uniform env %v", env)
 	}
-	if got := s.DefaultVariants("full"); len(got) != 4 || got[0] != "baseline-uniform" {
+	if got := s.DefaultVariants("full"); len(got) != 5 || got[0] != "baseline-uniform" {
 		t.Errorf("full runs %v", got)
 	}
 	nplus1, err := Parse([]byte(nplus1YAML(t)))
@@ -47,6 +47,8 @@ func TestKafkaScenarioRejectsBadReferences(t *testing.T) {
 		{"profile lists an unknown variant", "variants: [baseline, fixed]", "variants: [baseline, fixd]", "field load.profiles.smoke.variants[1]"},
 		{"delivery from a service not run", "delivery: {service: ledger", "delivery: {service: ledgr", "field expectations.delivery.service"},
 		{"objective word", "objective: broken", "objective: broke", "field expectations.variants.baseline.objective"},
+		{"error share above 1", "min_error_rate: 0.1", "min_error_rate: 5", "expectations.variants.baseline-timeouts.min_error_rate"},
+		{"more errors required than allowed", "min_error_rate: 0.1", "min_error_rate: 0.1\n      max_error_rate: 0.01", "field expectations.variants.baseline-timeouts.min_error_rate: 0.1 is above max_error_rate 0.01"},
 		{"load override of an unknown field", "load:\n      env: {SHAPE: uniform}", "load:\n      envs: {SHAPE: uniform}", "field variants.baseline-uniform.load"},
 	}
 	for _, c := range cases {

@@ -133,6 +133,7 @@ type VariantExpectation struct {
 	Absent       []string             `json:"absent"`
 	Objective    string               `json:"objective"`      // "met", "broken" or "" (not judged)
 	MaxErrorRate float64              `json:"max_error_rate"` // failed requests allowed, 0..1; default 0
+	MinErrorRate float64              `json:"min_error_rate"` // failed requests required, 0..1: a variant that reproduces errors
 }
 
 type FindingExpectation struct {
@@ -299,6 +300,9 @@ func (s *Scenario) checkReferences() error {
 		}
 		if e.Objective != "" && s.Expectations.Objective == nil {
 			return fmt.Errorf("field expectations.variants.%s.objective: expectations.objective is not set", name)
+		}
+		if e.MaxErrorRate > 0 && e.MinErrorRate > e.MaxErrorRate {
+			return fmt.Errorf("field expectations.variants.%s.min_error_rate: %g is above max_error_rate %g", name, e.MinErrorRate, e.MaxErrorRate)
 		}
 	}
 	if d := s.Expectations.Delivery; d != nil && !known[d.Service] {

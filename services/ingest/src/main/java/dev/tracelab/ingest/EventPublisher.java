@@ -53,6 +53,13 @@ class EventPublisher implements DisposableBean {
         // as the request may wait in total.
         c.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, s.publishTimeout().toMillis());
         c.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Math.max(1_048_576, 2 * s.maxEventBytes()));
+        // The client's averages (records per request, batch size, queue time)
+        // cover its last 15 s in one-second samples, not the default 30-60 s:
+        // a scenario's 20 s of load must not be averaged with the one-record
+        // requests of the sequential warm-up just before it, and 15 s still
+        // reaches back into the load when the runner reads them 5-10 s after.
+        c.put(ProducerConfig.METRICS_SAMPLE_WINDOW_MS_CONFIG, 1000L);
+        c.put(ProducerConfig.METRICS_NUM_SAMPLES_CONFIG, 15);
         return c;
     }
 

@@ -39,7 +39,9 @@ class ProducerConfigTest {
         Map<String, Object> tuned = ProducerProfile.TUNED.settings();
         assertThat((Integer) small.get(ProducerConfig.BATCH_SIZE_CONFIG)).isLessThan((Integer) tuned.get(ProducerConfig.BATCH_SIZE_CONFIG));
         assertThat((Integer) small.get(ProducerConfig.BUFFER_MEMORY_CONFIG)).isLessThan((Integer) tuned.get(ProducerConfig.BUFFER_MEMORY_CONFIG));
+        // The fix is the batching alone: both serialize their round trips.
         assertThat(small.get(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION)).isEqualTo(1);
+        assertThat(tuned.get(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION)).isEqualTo(1);
     }
 
     @Test
