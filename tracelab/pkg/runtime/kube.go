@@ -44,6 +44,9 @@ type Kube struct {
 	kubectl   Kubectl
 	forwards  map[string]portForward // by the Service it reaches
 	progress  Progress
+	// cpuTargets is what CPUSeconds execs into, by service: deployment/x
+	// reaches a ready pod of the current rollout.
+	cpuTargets map[string]string
 }
 
 // portForward is one of the port-forwards a run started, with the port it
@@ -123,19 +126,26 @@ func newKube(name, context string, ports map[string]string, infra []string, k Ku
 func (k *Kube) Name() string { return k.name }
 
 // CPUSeconds implements Runtime, from each service's container cgroup
-// (kubectl exec): the pod's own accounting, whatever node it runs on.
+// (kubectl exec): the pod's own accounting, whatever node it runs on. The
+// workloads are listed once: the runner reads CPU several times a second.
 func (k *Kube) CPUSeconds(ctx context.Context, services []string) (map[string]float64, error) {
-	ws, err := k.workloads(ctx)
-	if err != nil {
-		return nil, err
+	if k.cpuTargets == nil {
+		ws, err := k.workloads(ctx)
+		if err != nil {
+			return nil, err
+		}
+		k.cpuTargets = map[string]string{}
+		for name, w := range ws {
+			k.cpuTargets[name] = w.kind + "/" + w.name
+		}
 	}
 	out := map[string]float64{}
 	for _, name := range services {
-		w, ok := ws[name]
+		target, ok := k.cpuTargets[name]
 		if !ok {
 			continue
 		}
-		raw, err := k.run(ctx, append([]string{"exec", w.kind + "/" + w.name, "--"}, cgroupCPUCommand...)...)
+		raw, err := k.run(ctx, append([]string{"exec", target, "--"}, cgroupCPUCommand...)...)
 		if err != nil {
 			continue
 		}
