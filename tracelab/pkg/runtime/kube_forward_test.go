@@ -27,6 +27,7 @@ type cluster struct {
 	calls    []string                     // kubectl commands, without --context and -n
 	forwards map[string]*fakeForward      // the newest port-forward of each Service
 	refuse   map[string]string            // Service -> why its port-forward cannot start
+	cpuUsec  int                          // what the next exec reads of a cgroup's cpu.stat
 }
 
 func newCluster() *cluster {
@@ -55,6 +56,9 @@ func (c *cluster) Output(ctx context.Context, args ...string) ([]byte, error) {
 				"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"env": env}}}}}})
 		}
 		return json.Marshal(map[string]any{"items": items})
+	case "exec": // exec deployment/<name> -- sh -c 'cat .../cpu.stat ...'
+		c.cpuUsec += 250000
+		return fmt.Appendf(nil, "usage_usec %d\nuser_usec 0\n", c.cpuUsec), nil
 	case "set":
 		w := c.env[strings.TrimPrefix(args[2], "deployment/")]
 		for _, change := range args[3:] {
@@ -334,5 +338,28 @@ func TestFakeKubectlPortForward(t *testing.T) {
 			fmt.Fprintln(conn, "closed")
 		}
 		conn.Close()
+	}
+}
+
+// CPU is read from the container's cgroup, through the workload the lab
+// deployed; the workloads are listed once, not at every read.
+func TestKubeReadsCPUFromTheContainersCgroup(t *testing.T) {
+	c := newCluster()
+	k := newKube("kind", "kind-tracelab", labPorts, labInfra, c)
+	ctx := context.Background()
+	first, err := k.CPUSeconds(ctx, []string{"gateway", "no-such-service"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := k.CPUSeconds(ctx, []string{"gateway"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 1 || first["gateway"] != 0.25 || second["gateway"] != 0.5 {
+		t.Errorf("reads %v then %v; want gateway alone, 0.25 s then 0.5 s", first, second)
+	}
+	calls := c.took()
+	if strings.Count(calls, "get deployments") != 1 || !strings.Contains(calls, "exec deployment/gateway -- sh -c") {
+		t.Errorf("kubectl calls:\n%s\nwant one listing of the workloads and an exec into deployment/gateway", calls)
 	}
 }
