@@ -212,7 +212,13 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 		vr.Metrics["cpu_cores"] = u.Cores
 		vr.Samples["cpu_ms_per_request"] = cpu.perRequest
 	}
-	if len(cpu.served) > 0 {
+	// A closed model's served rate is what the variant achieved, and its
+	// sub-windows vary with it. An open model's is the offered schedule
+	// (seeded, the same every run) as far as the variant kept up: resampling
+	// its sub-windows measures the schedule's bursts, not the variant, so
+	// its throughput ratio is judged without an interval (failures count in
+	// error_rate).
+	if _, open := env["RATE"]; !open && len(cpu.served) > 0 {
 		vr.Samples["throughput_rps"] = cpu.served
 	}
 	r.Progress("[%s] %s", variant, describeCPU(cpu.use[s.Entrypoint.Service], s.Entrypoint.Service, vr.Bound))
