@@ -31,7 +31,7 @@ const (
 // a baseline trace than a fixed one (a fix query the reverse). It is not
 // "never": on a 2-core machine a fixed request now and then stalls behind
 // a GC pause or a descheduled thread (one CI run had 1 of kafka-batching's
-// 602 fixed traces with a send over 50 ms), and one such trace does not
+// 602 fixed traces with a send over 50 ms, the threshold then), and one such trace does not
 // make the panel mislead. At ten times, a panel over a window that mixes
 // equal numbers of both variants still shows the pathology's traces ten
 // to one.
