@@ -68,7 +68,11 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 	}
 	var calibrated map[string]string
 	if c := s.Load.Profiles[opt.Profile].Capacity; c != nil {
-		probes, err := r.capacity(ctx, s, opt.Profile, c, dir)
+		var first string
+		if len(opt.Variants) > 0 {
+			first = opt.Variants[0]
+		}
+		probes, err := r.capacity(ctx, s, opt.Profile, c, first, dir)
 		if err != nil {
 			return nil, err
 		}
