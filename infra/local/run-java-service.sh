@@ -25,8 +25,12 @@ agent=()
 # the service's CPU then measures that service, not what k6 and the
 # collector happen to take from the same cores. The JVM sizes its GC and
 # compiler threads from the same affinity.
+# macOS has no way to pin a process to CPUs: there the service runs
+# unpinned, and the runner counts the machine's CPUs as its budget.
 pin=()
-if [ -n "${LAB_CPUS:-}" ]; then
+if [ -n "${LAB_CPUS:-}" ] && ! command -v taskset >/dev/null; then
+  echo "run-java-service: LAB_CPUS=$LAB_CPUS is not applied: this system has no taskset, so the service may use every CPU" >&2
+elif [ -n "${LAB_CPUS:-}" ]; then
   taskset -c "$LAB_CPUS" true 2>/dev/null ||
     { echo "run-java-service: LAB_CPUS=$LAB_CPUS is not a CPU list of this machine (it has $(nproc) CPUs)" >&2; exit 1; }
   pin=(taskset -c "$LAB_CPUS")

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"math"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -152,10 +153,12 @@ func bound(u result.CPUUse, cpus, meanMs float64) string {
 }
 
 // cpusFor is how many CPUs a service may use: its LAB_CPUS list when it
-// has one (a taskset list such as "1" or "0-1,3"), else the machine's.
+// has one (a taskset list such as "1" or "0-1,3"), else the machine's. The
+// launcher pins with taskset; where there is none (macOS), the list is not
+// applied and the service may use every CPU.
 func cpusFor(settings map[string]string) float64 {
 	list := settings["LAB_CPUS"]
-	if list == "" {
+	if _, err := exec.LookPath("taskset"); list == "" || err != nil {
 		return float64(runtime.NumCPU())
 	}
 	n := 0

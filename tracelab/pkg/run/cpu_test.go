@@ -1,6 +1,7 @@
 package run
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -84,5 +85,10 @@ func TestCPUsFor(t *testing.T) {
 		if got := cpusFor(map[string]string{"LAB_CPUS": list}); got != want {
 			t.Errorf("LAB_CPUS=%s: %v CPUs, want %v", list, got, want)
 		}
+	}
+	// Without taskset (macOS) the launcher cannot pin, so the list is no budget.
+	t.Setenv("PATH", t.TempDir())
+	if got, want := cpusFor(map[string]string{"LAB_CPUS": "1"}), float64(runtime.NumCPU()); got != want {
+		t.Errorf("LAB_CPUS=1 without taskset: %v CPUs, want the machine's %v", got, want)
 	}
 }
