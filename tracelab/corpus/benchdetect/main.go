@@ -17,7 +17,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -208,7 +210,7 @@ func printMapping(out *os.File, notCompared map[string]int) {
 		return
 	}
 	var parts []string
-	for _, t := range sortedKeys(notCompared) {
+	for _, t := range slices.Sorted(maps.Keys(notCompared)) {
 		parts = append(parts, fmt.Sprintf("%s ×%d", t, notCompared[t]))
 	}
 	fmt.Fprintf(out, "  perf-sentinel findings not compared (per trace): %s\n", strings.Join(parts, ", "))

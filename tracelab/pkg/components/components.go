@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -236,12 +237,7 @@ func orNone(settings map[string]Setting) string {
 	if len(settings) == 0 {
 		return "none"
 	}
-	keys := make([]string, 0, len(settings))
-	for k := range settings {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return strings.Join(keys, ", ")
+	return strings.Join(slices.Sorted(maps.Keys(settings)), ", ")
 }
 
 // The file formats. Decoding is strict: an unknown key is an error.

@@ -185,7 +185,7 @@ func (d KafkaProducerContention) judge(k producerKey, sends []send) (Finding, bo
 	if len(busy) < KafkaMinBusySends || len(quiet) == 0 || float64(len(busy)) < KafkaMinBusyShare*float64(len(sends)) {
 		return Finding{}, false
 	}
-	quietMs, busyMs := median(quiet), median(busy)
+	quietMs, busyMs := quantile(quiet, 0.5), quantile(busy, 0.5)
 	slowdown := busyMs / math.Max(quietMs, 0.001)
 	if slowdown < KafkaMinSlowdown || busyMs < KafkaMinBusyMs {
 		return Finding{}, false
@@ -229,10 +229,10 @@ func (d KafkaProducerContention) judge(k producerKey, sends []send) (Finding, bo
 		"quiet_send_median_ms":  round(quietMs, 2),
 		"busy_send_median_ms":   round(busyMs, 2),
 		"slowdown":              round(slowdown, 1),
-		"concurrency_p50":       percentile(concs, 0.5),
-		"concurrency_p90":       percentile(concs, 0.9),
+		"concurrency_p50":       quantile(concs, 0.5),
+		"concurrency_p90":       quantile(concs, 0.9),
 		"concurrency_max":       maxConc,
-		"busy_send_p95_ms":      round(percentile(busy, 0.95), 2),
+		"busy_send_p95_ms":      round(quantile(busy, 0.95), 2),
 		"client_metrics_source": "none (traces only)",
 	}
 	cause := "cause unconfirmed: no client metrics (run it as a scenario to read them from Prometheus)"
@@ -291,17 +291,4 @@ func inFlightAtStarts(sends []send) {
 		ended := sort.Search(len(ends), func(j int) bool { return ends[j] > at })
 		sends[i].concurrency = started - ended
 	}
-}
-
-func median(xs []float64) float64 { return percentile(xs, 0.5) }
-
-// percentile is the nearest-rank percentile of xs (q in 0..1); xs is not modified.
-func percentile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	i := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }
