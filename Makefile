@@ -53,7 +53,7 @@ $(SERVICE_JARS) &: $(JAVA_SOURCES)
 
 build: $(TRACELAB) $(SERVICE_JARS) ## build tracelab and the services
 
-generate: $(TRACELAB) ## write the services' local processes, Kubernetes manifests and ports from services/*/service.yaml
+generate: $(TRACELAB) ## write the services' local processes, Kubernetes manifests, ports and settings declarations from their descriptions
 	$(TRACELAB) generate
 
 up: tools build ## start the telemetry stack and every service

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register("generate", "write the services' local processes, Kubernetes manifests and ports from services/*/service.yaml (--check: only compare)", runGenerate)
+	register("generate", "write the services' local processes, Kubernetes manifests, ports and settings declarations from services/*/service.yaml and infra/components.yaml (--check: only compare)", runGenerate)
 	register("services", "list the services: NAME FRAMEWORK PORT, one a line, from services/*/service.yaml", runServices)
 }
 

@@ -6,12 +6,13 @@
 # trip, which on loopback or inside a cluster would cost a fraction of a
 # millisecond and hide what chattiness costs anywhere else:
 # - postgres: TOXIPROXY_LISTEN_HOST:POSTGRES_PROXY_PORT -> POSTGRES_HOST:POSTGRES_PORT,
-#   DB_LATENCY_MS (default 2);
+#   DB_LATENCY_MS;
 # - kafka: TOXIPROXY_LISTEN_HOST:KAFKA_PROXY_PORT -> KAFKA_HOST:KAFKA_PROXIED_PORT
-#   (the broker's PROXIED listener, which advertises the proxy), KAFKA_LATENCY_MS
-#   (default 20).
+#   (the broker's PROXIED listener, which advertises the proxy), KAFKA_LATENCY_MS.
 # The ports come from infra/local/ports.env, the hosts from the runtime;
-# toxiproxy's API is on 127.0.0.1:TOXIPROXY_PORT in both.
+# toxiproxy's API is on 127.0.0.1:TOXIPROXY_PORT in both. The latencies'
+# range and defaults are declared in infra/components.yaml, and make generate
+# writes them beside this script (toxiproxy-settings.properties).
 #
 # A proxy is enabled only once its latency toxic is in place, and the toxic is
 # added at 0 ms too: "enabled with its network-hop toxic" is then the one
@@ -39,29 +40,37 @@ need() { # variable...
   done
 }
 
-# Whole milliseconds from 0 to 10000, digits only and no leading zero (JSON has
-# none, and the shell would read 010 as octal). Unset means the default; set
-# and empty is a mistake.
-milliseconds() { # variable default
-  eval "val=\${$1-$2}"
+declared="$(dirname "$0")/toxiproxy-settings.properties"
+
+declaration() { # setting part
+  d=$(sed -n "s/^$1\.$2=//p" "$declared" 2>/dev/null)
+  [ -n "$d" ] || fail "$declared declares no $2 for $1; run make generate"
+  echo "$d"
+}
+
+# Whole milliseconds in the declared range, digits only and no leading zero
+# (JSON has none, and the shell would read 010 as octal). Unset means the
+# declared default; set and empty is a mistake.
+milliseconds() { # variable
+  min=$(declaration "$1" min)
+  max=$(declaration "$1" max)
+  eval "val=\${$1-\$(declaration $1 default)}"
   case $val in
-    0 | [1-9] | [1-9][0-9] | [1-9][0-9][0-9] | [1-9][0-9][0-9][0-9] | 10000) ;;
-    *) fail "$1 must be a whole number of milliseconds from 0 to 10000, got '$val'" ;;
+    '' | *[!0-9]* | 0?*) ;;
+    # A number longer than the maximum is out of range, and may be too long
+    # for test's arithmetic.
+    *) if [ ${#val} -le ${#max} ] && [ "$val" -ge "$min" ] && [ "$val" -le "$max" ]; then
+      echo "$val"
+      return
+    fi ;;
   esac
-  echo "$val"
+  fail "$1 must be a whole number of milliseconds from $min to $max, got '$val'"
 }
 
 settings() {
   need TOXIPROXY_PORT TOXIPROXY_LISTEN_HOST POSTGRES_HOST POSTGRES_PORT POSTGRES_PROXY_PORT KAFKA_HOST KAFKA_PROXIED_PORT KAFKA_PROXY_PORT
-  # 2 ms: a round trip to a database in another availability zone of the
-  # same region, and about what one of the chatty case's 7 visits took when
-  # the database was not loaded (7 visits, 15.2 ms in its single-request strace).
-  db_latency=$(milliseconds DB_LATENCY_MS 2)
-  # 20 ms: what kafka-batching sets, so the lab without a scenario behaves
-  # like it. The small-batch producer's capacity (one event per round trip,
-  # one in flight) is then about 1000 / (20 + the CPU's few ms) events/s, and
-  # the machine's load moves it little; see scenarios/kafka-batching/README.md.
-  kafka_latency=$(milliseconds KAFKA_LATENCY_MS 20)
+  db_latency=$(milliseconds DB_LATENCY_MS)
+  kafka_latency=$(milliseconds KAFKA_LATENCY_MS)
 }
 
 api() { # method path [body]

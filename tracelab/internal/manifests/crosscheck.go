@@ -98,8 +98,7 @@ func (c *checker) services() {
 
 // infrastructure checks the one list of infrastructure (infra/components.yaml)
 // against what is hand-written for each component: a process of the local
-// runtime, a workload of the overlay, and, for each setting a variant may
-// change, a variable of that workload (kubectl set env replaces it).
+// runtime and a workload of the overlay.
 func (c *checker) infrastructure() {
 	var local struct {
 		Processes map[string]any `yaml:"processes"`
@@ -113,22 +112,8 @@ func (c *checker) infrastructure() {
 		if _, ok := local.Processes[infra.Name]; !ok {
 			c.bad("infrastructure %s (%s): no process in infra/local/process-compose.yaml", infra.Name, components.InfraFile)
 		}
-		w := Find(c.objs, "Deployment", infra.Name)
-		if w == nil {
-			w = Find(c.objs, "StatefulSet", infra.Name)
-		}
-		if w == nil {
+		if Find(c.objs, "Deployment", infra.Name) == nil && Find(c.objs, "StatefulSet", infra.Name) == nil {
 			c.bad("infrastructure %s (%s): no Deployment or StatefulSet", infra.Name, components.InfraFile)
-			continue
-		}
-		env := map[string]string{}
-		for _, ct := range Containers(w.PodSpec()) {
-			maps.Copy(env, Env(ct))
-		}
-		for _, v := range slices.Sorted(maps.Keys(infra.Settings)) {
-			if _, ok := env[v]; !ok {
-				c.bad("%s: no variable %s, a setting %s declares for it", w.ID(), v, components.InfraFile)
-			}
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -24,8 +23,7 @@ import (
 	"time"
 	"tracelab/internal/repotest"
 
-	"gopkg.in/yaml.v3"
-
+	"tracelab/pkg/components"
 	"tracelab/pkg/runtime"
 )
 
@@ -350,66 +348,29 @@ func TestBadSettingsFail(t *testing.T) {
 	}
 }
 
-// Unset latencies are the configurer's defaults, which the Kubernetes
-// manifest declares too (a variant that stops setting one removes it from
-// the pod, and the configurer's default applies): the two must agree.
-func TestDefaultsAreTheManifests(t *testing.T) {
+// Unset latencies are the defaults infra/components.yaml declares, which
+// the configurer reads from the file make generate writes beside it.
+func TestUnsetLatenciesAreTheDescriptionsDefaults(t *testing.T) {
 	bin := toxiproxyBin(t)
 	h := newHops(t)
 	h.startToxiproxy(t, bin)
 	if _, stderr, err := h.run(t, "apply"); err != nil {
 		t.Fatalf("apply: %v\n%s", err, stderr)
 	}
+	lab, err := components.Load(repotest.Root(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := lab.Infra("toxiproxy").Settings
 	all := h.proxies(t)
-	declared := manifestLatencies(t)
 	for name, key := range map[string]string{"postgres": "DB_LATENCY_MS", "kafka": "KAFKA_LATENCY_MS"} {
 		if len(all[name].Toxics) != 1 {
 			t.Fatalf("%s: toxics %+v", name, all[name].Toxics)
 		}
-		if got := strconv.Itoa(all[name].Toxics[0].Attributes.Latency); got != declared[key] {
-			t.Errorf("%s unset gives %s ms; k8s/base/data/toxiproxy.yaml declares %s=%q", key, got, key, declared[key])
+		if got := strconv.Itoa(all[name].Toxics[0].Attributes.Latency); got != declared[key].Default {
+			t.Errorf("%s unset gives %s ms; %s declares the default %q", key, got, components.InfraFile, declared[key].Default)
 		}
 	}
-}
-
-func manifestLatencies(t *testing.T) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repotest.Root(t), "k8s", "base", "data", "toxiproxy.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for dec := yaml.NewDecoder(bytes.NewReader(data)); ; {
-		var doc struct {
-			Kind string
-			Spec struct {
-				Template struct {
-					Spec struct {
-						Containers []struct {
-							Name string
-							Env  []struct{ Name, Value string }
-						}
-					}
-				}
-			}
-		}
-		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range doc.Spec.Template.Spec.Containers {
-			for _, e := range c.Env {
-				if strings.HasSuffix(e.Name, "_LATENCY_MS") {
-					out[e.Name] = e.Value
-				}
-			}
-		}
-	}
-	if len(out) != 2 {
-		t.Fatalf("k8s/base/data/toxiproxy.yaml declares %v, want DB_LATENCY_MS and KAFKA_LATENCY_MS", out)
-	}
-	return out
 }
 
 // Kubernetes: watch configures toxiproxy once it answers, and again after

@@ -214,8 +214,9 @@ func (k *Kube) workloads(ctx context.Context) (map[string]workload, error) {
 		if it.Spec.Replicas != nil {
 			w.replicas = *it.Spec.Replicas
 		}
-		// kubectl set env sets every container; a setting may be declared
-		// on any of them (toxiproxy's DB_LATENCY_MS is its configurer's).
+		// kubectl set env sets every container, so a variable of any of
+		// them is the workload's (toxiproxy's DB_LATENCY_MS is read by its
+		// configurer's container).
 		for _, c := range it.Spec.Template.Spec.Containers {
 			for _, e := range c.Env {
 				if _, seen := w.env[e.Name]; !seen {

@@ -11,7 +11,6 @@ public record CatalogSettings(URI pricingUrl, Mode fetchMode) {
     public static CatalogSettings from(Settings settings) {
         return new CatalogSettings(
                 settings.httpUrl("PRICING_URL", "http://127.0.0.1:18081"),
-                // Sequential by default: this service exists to show the pathology.
-                settings.oneOf("CATALOG_FETCH_MODE", Mode.SEQUENTIAL));
+                settings.oneOf("CATALOG_FETCH_MODE", Mode.class));
     }
 }

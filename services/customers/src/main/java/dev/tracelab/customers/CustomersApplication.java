@@ -63,8 +63,8 @@ public class CustomersApplication {
     record CustomersSettings(int count, Duration latency) {
 
         static CustomersSettings from(Settings settings) {
-            return new CustomersSettings(settings.wholeNumber("CUSTOMERS_COUNT", 1000, 0, 10_000_000),
-                    settings.millis("CUSTOMERS_LATENCY_MS", 4, 0, 60_000));
+            return new CustomersSettings(settings.wholeNumber("CUSTOMERS_COUNT"),
+                    settings.millis("CUSTOMERS_LATENCY_MS"));
         }
     }
 }

@@ -34,10 +34,9 @@ public class CommonPoolParallelism implements EnvironmentPostProcessor {
     static final String JVM_PROPERTY = "java.util.concurrent.ForkJoinPool.common.parallelism";
     /** Leaves the pool as the JVM sizes it (CPUs - 1, at least 1). */
     static final int JVM_DEFAULT = 0;
-    static final int MAX = 256;
 
     static int from(PropertyResolver env) {
-        return SpringSettings.of(env).wholeNumber(SETTING, JVM_DEFAULT, 0, MAX);
+        return SpringSettings.of(env).wholeNumber(SETTING);
     }
 
     @Override

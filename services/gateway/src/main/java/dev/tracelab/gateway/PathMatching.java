@@ -53,9 +53,8 @@ public class PathMatching implements EnvironmentPostProcessor {
             return Settings.label(this);
         }
 
-        // AntPathMatcher by default: this service exists to show the pathology.
         public static Strategy from(PropertyResolver env) {
-            return SpringSettings.of(env).oneOf(SETTING, ANT);
+            return SpringSettings.of(env).oneOf(SETTING, Strategy.class);
         }
     }
 

@@ -15,14 +15,14 @@ record IngestSettings(ProducerProfile profile, Map<String, String> overrides, St
 
     static IngestSettings from(Settings settings) {
         return new IngestSettings(
-                settings.oneOf("INGEST_PRODUCER_PROFILE", ProducerProfile.TUNED),
+                settings.oneOf("INGEST_PRODUCER_PROFILE", ProducerProfile.class),
                 overrides(settings.text(OVERRIDES, "")),
                 // Through toxiproxy's kafka proxy by default, so every produce
                 // round trip pays KAFKA_LATENCY_MS, as over a network.
                 settings.text("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:" + settings.text("KAFKA_PROXY_PORT", "19095")),
                 settings.text("INGEST_TOPIC", "events"),
-                settings.millis("INGEST_PUBLISH_TIMEOUT_MS", 5000, 100, 60_000),
-                settings.wholeNumber("INGEST_MAX_EVENT_BYTES", 4096, 64, 1_000_000));
+                settings.millis("INGEST_PUBLISH_TIMEOUT_MS"),
+                settings.wholeNumber("INGEST_MAX_EVENT_BYTES"));
     }
 
     /**

@@ -1,10 +1,18 @@
 package dev.tracelab.settings;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.net.URL;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Enumeration;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
+import java.util.Properties;
 import java.util.function.Function;
 
 /**
@@ -13,14 +21,32 @@ import java.util.function.Function;
  * command-line argument or a test property of the same name works as well.
  * Unset or blank means the default; any other value the service cannot use
  * throws {@link InvalidSettingException}, worded the same in every service.
+ *
+ * <p>What a scenario may set is declared once, in the service's description
+ * (services/&lt;name&gt;/service.yaml): its allowed values and its default.
+ * {@code make generate} writes them into the service's classpath as
+ * {@value #DECLARATIONS}, and {@link #wholeNumber}, {@link #millis} and
+ * {@link #oneOf} take them from there. {@link #text} and {@link #httpUrl} read
+ * fixed wiring, which the runtimes always set; their fallback serves a run
+ * outside them.
  */
 public final class Settings {
 
+    /** The resource, at the root of a service's classpath, that declares its settings. */
+    public static final String DECLARATIONS = "settings.properties";
+
     private final Function<String, String> lookup;
+    private final Properties declared;
 
     /** @param lookup the raw value of a setting by name, or null when it is not set */
     public Settings(Function<String, String> lookup) {
+        this(lookup, declarations());
+    }
+
+    /** @param declared the declarations, as {@code make generate} writes them */
+    public Settings(Function<String, String> lookup, Properties declared) {
         this.lookup = lookup;
+        this.declared = declared;
     }
 
     public String text(String name, String fallback) {
@@ -28,10 +54,13 @@ public final class Settings {
         return raw == null ? fallback : raw;
     }
 
-    public int wholeNumber(String name, int fallback, int min, int max) {
+    /** A whole number within the range its description declares. */
+    public int wholeNumber(String name) {
+        int min = declaredNumber(name, "min");
+        int max = declaredNumber(name, "max");
         String raw = raw(name);
         if (raw == null) {
-            return fallback;
+            return declaredNumber(name, "default");
         }
         try {
             int value = Integer.parseInt(raw);
@@ -46,22 +75,26 @@ public final class Settings {
     }
 
     /** A whole number of milliseconds: the simulated latencies and the timeouts. */
-    public Duration millis(String name, int fallback, int min, int max) {
-        return Duration.ofMillis(wholeNumber(name, fallback, min, max));
+    public Duration millis(String name) {
+        return Duration.ofMillis(wholeNumber(name));
     }
 
     /**
-     * One of the constants of the fallback's enum, spelled as {@link #label} spells it,
-     * in any case: the pathology/fix switches.
+     * One of the constants of an enum, spelled as {@link #label} spells it, in
+     * any case: the pathology/fix switches. The description must declare
+     * exactly the enum's constants as its values.
      */
-    public <E extends Enum<E>> E oneOf(String name, E fallback) {
-        String raw = raw(name);
-        if (raw == null) {
-            return fallback;
+    public <E extends Enum<E>> E oneOf(String name, Class<E> type) {
+        E[] choices = type.getEnumConstants();
+        List<String> labels = Arrays.stream(choices).map(Settings::label).toList();
+        List<String> values = List.of(declaration(name, "values").split(","));
+        if (!new HashSet<>(labels).equals(new HashSet<>(values))) {
+            throw new IllegalStateException("%s: the description declares %s, the code knows %s".formatted(name, values, labels));
         }
-        E[] choices = fallback.getDeclaringClass().getEnumConstants();
+        String raw = raw(name);
+        String wanted = (raw == null ? declaration(name, "default") : raw).toLowerCase(Locale.ROOT);
         for (E choice : choices) {
-            if (label(choice).equals(raw.toLowerCase(Locale.ROOT))) {
+            if (label(choice).equals(wanted)) {
                 return choice;
             }
         }
@@ -86,6 +119,37 @@ public final class Settings {
     /** How a setting spells an enum constant: SMALL_BATCHES is small-batches. */
     public static String label(Enum<?> choice) {
         return choice.name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    private String declaration(String name, String part) {
+        String value = declared.getProperty(name + "." + part);
+        if (value == null) {
+            throw new IllegalStateException("%s has no %s in %s; declare it in the service's service.yaml and run make generate"
+                    .formatted(name, part, DECLARATIONS));
+        }
+        return value;
+    }
+
+    private int declaredNumber(String name, String part) {
+        return Integer.parseInt(declaration(name, part));
+    }
+
+    // Every service's file on the classpath: a test may run two services in
+    // one JVM (catalog's tests start pricing). Their names do not overlap.
+    private static Properties declarations() {
+        Properties declared = new Properties();
+        try {
+            Enumeration<URL> files = Settings.class.getClassLoader().getResources(DECLARATIONS);
+            while (files.hasMoreElements()) {
+                try (InputStream in = files.nextElement().openStream()) {
+                    declared.load(in);
+                }
+            }
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException("reading " + DECLARATIONS, e);
+        }
+        return declared;
     }
 
     private String raw(String name) {

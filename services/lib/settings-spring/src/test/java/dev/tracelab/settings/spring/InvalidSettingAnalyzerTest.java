@@ -28,7 +28,7 @@ class InvalidSettingAnalyzerTest {
 
         @Bean
         Mode fetchMode(Environment env) {
-            return SpringSettings.of(env).oneOf("CATALOG_FETCH_MODE", Mode.SEQUENTIAL);
+            return SpringSettings.of(env).oneOf("CATALOG_FETCH_MODE", Mode.class);
         }
     }
 
