@@ -2,8 +2,9 @@
 // what both runtimes run: the services' processes of the local runtime, their
 // Kubernetes Deployments and Services, their lines of infra/local/ports.env,
 // and the settings declarations that the services and the toxiproxy
-// configurer read their ranges and defaults from. The output is checked in, so a reader sees plain
-// files; `tracelab generate --check` (and its Go test) fails when they differ.
+// configurer take their ranges and defaults from. The output is checked in,
+// so a reader sees plain files; `tracelab generate --check` (and its Go
+// test) fails when they differ.
 package generate
 
 import (

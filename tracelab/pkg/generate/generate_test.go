@@ -54,7 +54,8 @@ func write(t *testing.T, path, content string) {
 }
 
 // Adding a service takes one description: it appears in the local runtime's
-// processes, in the Kubernetes manifests and in ports.env.
+// processes, in the Kubernetes manifests, in ports.env and, for its code, in
+// its settings declarations.
 func TestAThrowawayServiceAppearsInBothRuntimes(t *testing.T) {
 	root := labCopy(t)
 	write(t, filepath.Join(root, components.DescriptionFile("billing")), `
@@ -127,6 +128,10 @@ settings:
 	}
 	if !strings.Contains(string(files[PortsFile]), "\nBILLING_PORT=18099\n") {
 		t.Errorf("ports.env lacks BILLING_PORT:\n%s", files[PortsFile])
+	}
+	declared := string(files[filepath.Join("services", "billing", JavaSettingsFile)])
+	if !strings.Contains(declared, "\nBILLING_MODE.default=eager\nBILLING_MODE.values=eager,lazy\n") {
+		t.Errorf("billing's settings.properties does not declare BILLING_MODE:\n%s", declared)
 	}
 
 	// Removing the description removes the manifest it generated.

@@ -105,7 +105,7 @@ class SettingsTest {
         assertThatThrownBy(() -> UNSET.wholeNumber("UNDECLARED"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("UNDECLARED has no min in settings.properties; declare it in the service's service.yaml and run make generate");
-        // A choice is a number's declaration's mistake too, and the other way round.
+        // So is a number read as a choice, or a choice read as a number.
         assertThatThrownBy(() -> UNSET.oneOf("X", Mode.class)).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> UNSET.wholeNumber("M")).isInstanceOf(IllegalStateException.class);
     }
@@ -119,7 +119,7 @@ class SettingsTest {
 
     @Test
     void withoutAGeneratedFileNothingIsDeclared() {
-        // This library's own classpath has no /settings.properties.
+        // This library's own classpath has no settings.properties.
         assertThatThrownBy(() -> new Settings(name -> "3").wholeNumber("X"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("make generate");
