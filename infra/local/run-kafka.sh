@@ -25,7 +25,7 @@ data=$state/data/kafka
 rm -f "$ready"
 rm -rf "$data"
 mkdir -p "$state/run" "$data"
-envsubst <"$root/infra/local/kafka.properties" >"$state/kafka.properties"
+"$root/infra/local/expand-env.sh" <"$root/infra/local/kafka.properties" >"$state/kafka.properties"
 
 java=("$LAB_JAVA_HOME/bin/java" -cp "$KAFKA_LIBS/*" -Dlog4j2.configurationFile="$root/infra/local/kafka-log4j2.yaml")
 "${java[@]}" -Xmx256m kafka.tools.StorageTool format --standalone \

@@ -107,7 +107,7 @@ otelcol() {
   say "building the collector $key (first time only; takes minutes on 2 cores)"
   local dir; dir=$(mktemp -d)
   OTELCOL_BUILD_DIR=$dir OTELCOL_CORE_VERSION=$OTELCOL_CORE_VERSION OTELCOL_CONTRIB_VERSION=$OTELCOL_CONTRIB_VERSION \
-    OTELCOL_CONFMAP_VERSION=$OTELCOL_CONFMAP_VERSION envsubst <"$root/infra/local/otelcol-builder.yaml" >"$dir/manifest.yaml"
+    OTELCOL_CONFMAP_VERSION=$OTELCOL_CONFMAP_VERSION "$root/infra/local/expand-env.sh" <"$root/infra/local/otelcol-builder.yaml" >"$dir/manifest.yaml"
   run_logged "$cache/logs/otelcol-$key.log" "$builder" --config "$dir/manifest.yaml"
   mkdir -p "$(dirname "$out")"; mv "$dir/otelcol-tracelab" "$out"; rm -rf "$dir"
   printf '%s' "$out"
