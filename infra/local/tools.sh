@@ -98,8 +98,10 @@ go_tool() { # NAME MODULE VERSION PACKAGE [REPLACE...]
 }
 
 otelcol() {
-  # The manifest's hash is part of the key, so changing the component list rebuilds.
-  local key; key=$OTELCOL_CORE_VERSION-$(sha256sum "$root/infra/local/otelcol-builder.yaml" | cut -c1-12)
+  # The manifest's hash is part of the key, so changing the component list
+  # rebuilds. macOS has shasum where Linux has sha256sum; both print the same.
+  local manifest=$root/infra/local/otelcol-builder.yaml key
+  key=$OTELCOL_CORE_VERSION-$({ sha256sum "$manifest" 2>/dev/null || shasum -a 256 "$manifest"; } | cut -c1-12)
   local out=$cache/otelcol/$key/otelcol-tracelab
   if [ -x "$out" ]; then say "otelcol $key (cached)"; printf '%s' "$out"; return; fi
   local builder
