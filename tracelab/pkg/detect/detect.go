@@ -18,6 +18,7 @@
 package detect
 
 import (
+	"math"
 	"sort"
 	"sync"
 
@@ -145,4 +146,16 @@ func WithMetrics(ds []Detector, m Metrics) []Detector {
 		}
 	}
 	return out
+}
+
+// quantile is the nearest-rank quantile of xs, shared by the detectors that
+// summarize timings; xs is not modified.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
 }

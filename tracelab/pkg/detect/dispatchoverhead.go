@@ -315,17 +315,6 @@ func distinctTraces(ss []*dispatchSample) int {
 	return len(seen)
 }
 
-// quantile is the nearest-rank quantile of xs; xs is not modified.
-func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	i := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
-}
-
 // spearman is the rank correlation of xs and ys (ties get their mean rank).
 func spearman(xs, ys []float64) float64 {
 	rx, ry := ranks(xs), ranks(ys)
