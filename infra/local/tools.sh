@@ -349,7 +349,6 @@ main() {
   java_home=$("$root/infra/local/find-jdk.sh")
   say "JDK $java_home"
   jobs=$(mktemp -d) pids=() names=()
-  in_parallel k6 go_tool k6 go.k6.io/k6 "$K6_VERSION" go.k6.io/k6
   in_parallel process-compose go_tool process-compose github.com/f1bonacc1/process-compose "$PROCESS_COMPOSE_VERSION" github.com/f1bonacc1/process-compose
   in_parallel otelcol otelcol
   in_parallel jaeger go_tool jaeger github.com/jaegertracing/jaeger "$JAEGER_VERSION" github.com/jaegertracing/jaeger/cmd/jaeger \
@@ -364,7 +363,6 @@ main() {
 # Written by infra/local/tools.sh; do not edit.
 TRACELAB_CACHE=$cache
 LAB_JAVA_HOME=$java_home
-K6_BIN=$(tool k6)
 OTELCOL_BIN=$(tool otelcol)
 JAEGER_BIN=$(tool jaeger)
 PROCESS_COMPOSE_BIN=$(tool process-compose)
