@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"tracelab/pkg/k6"
+	"tracelab/pkg/load"
 	"tracelab/pkg/runtime"
 	"tracelab/pkg/scenario"
 )
@@ -38,10 +38,6 @@ func runBenchStack(args []string) int {
 	}
 	// The local runtime by name: memory is read from its processes.
 	rt, err := runtime.NewLocal(root, progress)
-	if err != nil {
-		return fail(exitRuntime, "%v", err)
-	}
-	k6Bin, err := toolPath(root, "K6_BIN")
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
@@ -77,8 +73,9 @@ func runBenchStack(args []string) int {
 
 	// Peak memory: sample every process's resident set while the smoke load runs.
 	var peak int64
-	done := make(chan struct{})
+	done, sampled := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(sampled)
 		for {
 			if m, err := rt.MemoryBytes(ctx); err == nil && m > peak {
 				peak = m
@@ -91,17 +88,12 @@ func runBenchStack(args []string) int {
 		}
 	}()
 	base, _ := rt.Endpoint(s.Entrypoint.Service)
-	env := map[string]string{"TARGET": base}
-	for k, v := range s.Load.Profiles["smoke"].Env {
-		env[k] = v
-	}
 	dir := filepath.Join(root, ".state", "results")
 	os.MkdirAll(dir, 0o755)
-	log, _ := os.Create(filepath.Join(dir, "bench-stack-k6.log"))
-	defer log.Close()
 	progress("running the %s smoke load (baseline) while sampling memory", s.Name)
-	_, err = k6.Run(ctx, k6Bin, filepath.Join(root, s.Load.Script), env, filepath.Join(dir, "bench-stack-k6.json"), log, progress)
+	_, err = load.Local{}.Run(ctx, s.Load.Def, load.Options{Target: base, Params: s.LoadEnvFor("smoke", "baseline"), Progress: progress})
 	close(done)
+	<-sampled // peak is the sampler's until it has stopped
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}

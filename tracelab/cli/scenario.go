@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"tracelab/pkg/k6"
+	"tracelab/pkg/load"
 	"tracelab/pkg/report"
 	"tracelab/pkg/run"
 	"tracelab/pkg/runtime"
@@ -123,17 +123,17 @@ func runScenarioRun(root string, args []string) int {
 	return exitOK
 }
 
-// session is what one run of scenarios needs: the runtime, k6, and a
+// session is what one run of scenarios needs: the runtime, the load, and a
 // context that Ctrl-C cancels.
 type session struct {
 	rt         runtime.Runtime
-	load       k6.Driver
+	load       load.Driver
 	ctx        context.Context
 	wasRunning bool // the stack was up before this run
 	end        func()
 }
 
-// startSession opens the runtime and finds k6. Its end stops, whatever
+// startSession opens the runtime and its load driver. Its end stops, whatever
 // happened, the stack this run started (unless keep), and only then the
 // interrupt handling, so a second Ctrl-C cannot cut the teardown short.
 func startSession(root, rtName string, keep bool) (*session, error) {
@@ -157,21 +157,13 @@ func startSession(root, rtName string, keep bool) (*session, error) {
 	return ses, nil
 }
 
-// loadDriver is where k6 runs: in the cluster on kind and EKS, so that a
-// Kubernetes user needs neither k6 nor make tools; on this machine otherwise.
-func loadDriver(root string, rt runtime.Runtime) (k6.Driver, error) {
-	if kube, ok := rt.(*runtime.Kube); ok {
-		ports, err := runtime.ReadEnvFile(filepath.Join(root, "infra", "local", "ports.env"))
-		if err != nil {
-			return nil, err
-		}
-		return &k6.Job{Context: kube.KubeContext(), Namespace: runtime.Namespace, Ports: ports, Kubectl: k6.ExecKubectl{}}, nil
+// loadDriver is where the load runs: in the cluster on kind and EKS, so
+// that a Kubernetes user needs nothing but kubectl; in this process otherwise.
+func loadDriver(root string, rt runtime.Runtime) (load.Driver, error) {
+	if _, ok := rt.(*runtime.Kube); ok {
+		return nil, fmt.Errorf("the load's Kubernetes Job is not ported yet")
 	}
-	bin, err := toolPath(root, "K6_BIN")
-	if err != nil {
-		return nil, err
-	}
-	return k6.Local{Bin: bin}, nil
+	return load.Local{}, nil
 }
 
 // toolPath reads one tool's path from .state/tools.env.

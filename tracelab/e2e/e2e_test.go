@@ -136,7 +136,7 @@ func TestMalformedScenarioNamesTheField(t *testing.T) {
 func TestMissingToolsSayWhatToRun(t *testing.T) {
 	tmp := t.TempDir()
 	// The scenario, and the descriptions its validation reads.
-	for _, f := range []string{"scenarios/nplus1/scenario.yaml", "loadtests/nplus1.js", "infra/local/ports.env",
+	for _, f := range []string{"scenarios/nplus1/scenario.yaml", "loadtests/nplus1.yaml", "infra/local/ports.env",
 		"infra/components.yaml", "services/pricing/service.yaml", "services/catalog/service.yaml"} {
 		data, err := os.ReadFile(filepath.Join(root(t), f))
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"tracelab/pkg/bootstrap"
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
-	"tracelab/pkg/k6"
+	"tracelab/pkg/load"
 	"tracelab/pkg/result"
 	"tracelab/pkg/scenario"
 )
@@ -17,7 +17,7 @@ import (
 func variant(name string, p50, calls float64, findings ...detect.Finding) result.VariantResult {
 	return result.VariantResult{
 		Variant:  name,
-		Load:     k6.Summary{Requests: 3},
+		Load:     load.Summary{Requests: 3},
 		Metrics:  map[string]float64{"p50_ms": p50, "calls_per_request": calls, "spans_per_request": 2 * calls},
 		Analysis: analyze.Report{Findings: findings},
 	}
@@ -62,7 +62,7 @@ func TestJudgeFailsEachBrokenExpectation(t *testing.T) {
 		"too weak":          {variant("baseline", 3000, 201, weak), variant("fixed", 100, 2)},
 		"fixed: no n-plus":  {variant("baseline", 3000, 201, nplus1), variant("fixed", 100, 2, nplus1)},
 		"p50_ms(baseline)":  {variant("baseline", 3000, 201, nplus1), variant("fixed", 1000, 2)},
-		"request succeeded": {variant("baseline", 3000, 201, nplus1), {Variant: "fixed", Load: k6.Summary{Requests: 3, Failed: 0.34}, Metrics: map[string]float64{"p50_ms": 1}}},
+		"request succeeded": {variant("baseline", 3000, 201, nplus1), {Variant: "fixed", Load: load.Summary{Requests: 3, Failed: 0.34}, Metrics: map[string]float64{"p50_ms": 1}}},
 	}
 	for want, measured := range cases {
 		f := failed(judge(loadNplus1(t), "smoke", measured, emptyBaseline()))

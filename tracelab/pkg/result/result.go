@@ -15,7 +15,7 @@ import (
 	"tracelab/pkg/bootstrap"
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
-	"tracelab/pkg/k6"
+	"tracelab/pkg/load"
 	"tracelab/pkg/otlp"
 	"tracelab/pkg/runtime"
 	"tracelab/pkg/trace"
@@ -50,7 +50,9 @@ type VariantResult struct {
 		Start time.Time `json:"start"`
 		End   time.Time `json:"end"`
 	} `json:"window"`
-	Load    k6.Summary         `json:"load"`
+	Load    load.Summary       `json:"load"`
+	// Requests are the load's requests, each joined to its trace.
+	Requests []Request `json:"requests,omitempty"`
 	Metrics map[string]float64 `json:"metrics"`
 	// CPU is each service's CPU over the load window.
 	CPU map[string]CPUUse `json:"cpu,omitempty"`
@@ -69,6 +71,17 @@ type VariantResult struct {
 	// for comparisons; the traces file has them too.
 	Durations  map[string][]float64 `json:"-"`
 	TracesFile string               `json:"traces_file"`
+}
+
+// Request is one request of the load, as the client saw it, and its
+// trace's root span as the server did: ServerMs is the root span's
+// duration, OutsideMs what the client waited, from the send, beyond it.
+// Both are absent when the request has no trace (it never reached the
+// service, or its spans were not collected).
+type Request struct {
+	load.Record
+	ServerMs  *float64 `json:"server_ms,omitempty"`
+	OutsideMs *float64 `json:"outside_ms,omitempty"`
 }
 
 // Check is one judged expectation; the run passes when all are OK.

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"tracelab/pkg/bootstrap"
 	"tracelab/pkg/jaeger"
+	"tracelab/pkg/load"
 	"tracelab/pkg/result"
 	"tracelab/pkg/scenario"
 )
@@ -25,14 +24,14 @@ import (
 // probe warmed, with no restart in between: a JVM just restarted and
 // warmed by the warm-up alone still compiles while it is measured (the
 // antpath baseline then lost its dispatch-overhead finding in a CI run).
-func (r *Runner) capacity(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, firstRun, dir string) ([]result.Capacity, error) {
+func (r *Runner) capacity(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, firstRun string) ([]result.Capacity, error) {
 	order := slices.Clone(c.Variants)
 	if i := slices.Index(order, firstRun); i >= 0 {
 		order = append(slices.Delete(order, i, i+1), firstRun)
 	}
 	var out []result.Capacity
 	for _, variant := range order {
-		probe, err := r.probe(ctx, s, profile, c, variant, dir)
+		probe, err := r.probe(ctx, s, profile, c, variant)
 		if err != nil {
 			return nil, fmt.Errorf("measuring the capacity of %s: %w", variant, err)
 		}
@@ -41,7 +40,7 @@ func (r *Runner) capacity(ctx context.Context, s *scenario.Scenario, profile str
 	return out, nil
 }
 
-func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, variant, dir string) (*result.Capacity, error) {
+func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, variant string) (*result.Capacity, error) {
 	tag := "capacity " + variant
 	settings := s.SettingsFor(profile, variant)
 	r.Progress("[%s] bringing up %v with the %s settings", tag, s.Services, variant)
@@ -52,16 +51,11 @@ func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string
 	if err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(dir, "capacity-"+variant+"-k6.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close()
 	loadEnv := s.LoadEnvFor(profile, variant)
-	if _, err := r.warmUp(ctx, s, s.Load.Profiles[profile], loadEnv, tag, base, dir, logFile); err != nil {
+	if _, err := r.warmUp(ctx, s, s.Load.Profiles[profile], loadEnv, tag, base); err != nil {
 		return nil, err
 	}
-	env := map[string]string{"TARGET": base}
+	env := map[string]string{}
 	for k, v := range loadEnv {
 		if k != "RATE" {
 			env[k] = v
@@ -71,19 +65,20 @@ func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string
 	r.Progress("[%s] flat out: %s virtual users for %s", tag, env["VUS"], env["DURATION"])
 	stopCPU := r.sampleCPU(ctx, s.Services)
 	from := time.Now()
-	sum, err := r.Load.Run(ctx, filepath.Join(r.Root, s.Load.Script), env, filepath.Join(dir, "capacity-"+variant+"-k6-summary.json"), logFile, r.progressFor(tag))
+	run, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: env, Progress: r.progressFor(tag)})
 	to := time.Now()
 	samples := stopCPU()
 	if err != nil {
 		return nil, err
 	}
+	sum := &run.Summary
 	if sum.Failed > 0 || sum.ThroughputRPS <= 0 {
-		return nil, fmt.Errorf("the probe served %.1f req/s with %.0f%% failed; see %s", sum.ThroughputRPS, 100*sum.Failed, logFile.Name())
+		return nil, fmt.Errorf("the probe served %.1f req/s with %.0f%% failed (first: %s)", sum.ThroughputRPS, 100*sum.Failed, firstError(run.Records))
 	}
 	if err := r.Runtime.Reconnect(ctx); err != nil {
 		return nil, err
 	}
-	traces, err := r.collectTraces(ctx, jaeger.New(r.Runtime.JaegerURL()), s.Entrypoint, from, to, sum.Requests)
+	traces, err := r.collectTraces(ctx, jaeger.New(r.Runtime.JaegerURL()), s.Entrypoint, from, to, answered(run.Records))
 	if err != nil {
 		return nil, err
 	}

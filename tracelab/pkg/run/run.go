@@ -1,5 +1,5 @@
 // Package run runs a scenario on a runtime: for each variant it applies the
-// settings, drives the load with k6, collects the run's traces from Jaeger
+// settings, drives the load (pkg/load), collects the run's traces from Jaeger
 // and the client metrics from Prometheus, and analyzes them; then it has
 // the run judged and writes result.json and report.html.
 package run
@@ -24,7 +24,7 @@ import (
 	"tracelab/pkg/detect"
 	"tracelab/pkg/jaeger"
 	"tracelab/pkg/judge"
-	"tracelab/pkg/k6"
+	"tracelab/pkg/load"
 	"tracelab/pkg/otlp"
 	"tracelab/pkg/report"
 	"tracelab/pkg/result"
@@ -44,8 +44,8 @@ type Options struct {
 type Runner struct {
 	Root    string
 	Runtime runtime.Runtime
-	// Load runs k6: on this machine, or in the cluster on kind and EKS.
-	Load     k6.Driver
+	// Load runs the load: in this process, or in the cluster on kind and EKS.
+	Load     load.Driver
 	Progress func(format string, a ...any)
 }
 
@@ -72,7 +72,7 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 		if len(opt.Variants) > 0 {
 			first = opt.Variants[0]
 		}
-		probes, err := r.capacity(ctx, s, opt.Profile, c, first, dir)
+		probes, err := r.capacity(ctx, s, opt.Profile, c, first)
 		if err != nil {
 			return nil, err
 		}
@@ -139,27 +139,16 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 	if err := jc.Ping(ctx); err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(dir, variant+"-k6.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close()
-	script := filepath.Join(r.Root, s.Load.Script)
-	env := map[string]string{"TARGET": base}
 	loadEnv := s.LoadEnvFor(profile, variant)
-	for k, v := range loadEnv {
-		env[k] = v
-	}
-	for k, v := range calibrated {
-		env[k] = v
-	}
+	params := maps.Clone(loadEnv)
+	maps.Copy(params, calibrated)
 	var delivered int64
 	if d := s.Expectations.Delivery; d != nil {
 		if delivered, err = r.storedCount(ctx, d); err != nil {
 			return nil, err
 		}
 	}
-	warm, err := r.warmUp(ctx, s, p, loadEnv, variant, base, dir, logFile)
+	warm, err := r.warmUp(ctx, s, p, loadEnv, variant, base)
 	if err != nil {
 		return nil, err
 	}
@@ -167,23 +156,24 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 		vr.Delivery = &result.DeliveryCount{Sent: int64(warm.Requests), Accepted: int64(math.Round(float64(warm.Requests) * (1 - warm.Failed)))}
 	}
 
-	r.Progress("[%s] running k6 %s (%s profile)", variant, s.Load.Script, profile)
+	r.Progress("[%s] sending the load of %s (%s profile)", variant, s.Load.Definition, profile)
 	stopCPU := r.sampleCPU(ctx, s.Services)
 	vr.Window.Start = time.Now()
-	sum, err := r.Load.Run(ctx, script, env, filepath.Join(dir, variant+"-k6-summary.json"), logFile, r.progressFor(variant))
+	lr, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: params, Progress: r.progressFor(variant)})
 	vr.Window.End = time.Now()
 	cpuSamples := stopCPU()
 	if err != nil {
 		return nil, err
 	}
+	sum := &lr.Summary
 	vr.Load = *sum
-	r.Progress("[%s] k6: %d requests, p50 %s, p95 %s, %.1f%% failed", variant, sum.Requests, analyze.FormatMs(sum.P50Ms), analyze.FormatMs(sum.P95Ms), 100*sum.Failed)
+	r.Progress("[%s] %s: %d requests, p50 %s, p95 %s, %.1f%% failed", variant, lr.Model, sum.Requests, analyze.FormatMs(sum.P50Ms), analyze.FormatMs(sum.P95Ms), 100*sum.Failed)
 
 	r.Progress("[%s] waiting for the run's traces in Jaeger", variant)
 	if err := r.Runtime.Reconnect(ctx); err != nil {
 		return nil, err
 	}
-	traces, err := r.collectTraces(ctx, jc, s.Entrypoint, vr.Window.Start, vr.Window.End, sum.Requests)
+	traces, err := r.collectTraces(ctx, jc, s.Entrypoint, vr.Window.Start, vr.Window.End, answered(lr.Records))
 	if err != nil {
 		return nil, err
 	}
@@ -206,8 +196,12 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 	}
 	vr.Analysis = analyze.Analyze(traces, detect.WithMetrics(detectors, vr.ClientMetrics))
 	vr.Durations = compare.Durations(traces)
+	vr.Requests = join(lr.Records, traces)
 	vr.Metrics = metricsOf(sum, vr.Analysis)
 	vr.Samples = samplesOf(traces)
+	joined, samples := joinedMetrics(vr.Requests)
+	maps.Copy(vr.Metrics, joined)
+	maps.Copy(vr.Samples, samples)
 	cpu := cpuUse(cpuSamples, traces, s.Entrypoint.Service)
 	vr.CPU = cpu.use
 	if u, ok := cpu.use[s.Entrypoint.Service]; ok {
@@ -222,7 +216,7 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 	// its sub-windows measures the schedule's bursts, not the variant, so
 	// its throughput ratio is judged without an interval (failures count in
 	// error_rate).
-	if _, open := env["RATE"]; !open && len(cpu.served) > 0 {
+	if _, open := params["RATE"]; !open && len(cpu.served) > 0 {
 		vr.Samples["throughput_rps"] = cpu.served
 	}
 	r.Progress("[%s] %s", variant, describeCPU(cpu.use[s.Entrypoint.Service], s.Entrypoint.Service, vr.Bound))
@@ -253,32 +247,33 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 // parameters (loadEnv), so a POST gets its body and a JIT compiler its hot
 // paths; its requests are not measured. It returns nil when the profile has
 // no warm-up.
-func (r *Runner) warmUp(ctx context.Context, s *scenario.Scenario, p scenario.Profile, loadEnv map[string]string, variant, base, dir string, logFile *os.File) (*k6.Summary, error) {
+func (r *Runner) warmUp(ctx context.Context, s *scenario.Scenario, p scenario.Profile, loadEnv map[string]string, variant, base string) (*load.Summary, error) {
 	if p.Warmup == 0 {
 		return nil, nil
 	}
 	r.Progress("[%s] warming up: %d request(s)", variant, p.Warmup)
-	warm := map[string]string{"TARGET": base, "VUS": "1", "ITERATIONS": strconv.Itoa(p.Warmup)}
+	warm := map[string]string{"VUS": "1", "ITERATIONS": strconv.Itoa(p.Warmup)}
 	for k, v := range loadEnv {
 		if _, shape := warm[k]; !shape && k != "RATE" && k != "DURATION" {
 			warm[k] = v
 		}
 	}
-	sum, err := r.Load.Run(ctx, filepath.Join(r.Root, s.Load.Script), warm, filepath.Join(dir, variant+"-warmup-summary.json"), logFile, r.progressFor(variant))
+	run, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: warm, Progress: r.progressFor(variant)})
 	if err != nil {
 		return nil, err
 	}
+	sum := &run.Summary
 	// A variant that must fail requests (a short timeout) may fail a cold
 	// one too: the first request pays for the client's connection and the
 	// JIT compiler. Any other variant's warm-up must succeed throughout.
 	if sum.Failed > 0 && s.Expectations.Variants[variant].MinErrorRate == 0 {
-		return nil, fmt.Errorf("%.0f%% of the warm-up requests failed; see %s and .state/logs/%s.log", 100*sum.Failed, logFile.Name(), s.Entrypoint.Service)
+		return nil, fmt.Errorf("%.0f%% of the warm-up requests failed (first: %s); see .state/logs/%s.log", 100*sum.Failed, firstError(run.Records), s.Entrypoint.Service)
 	}
 	return sum, nil
 }
 
-// target is the entrypoint's base URL as k6 reaches it: the runtime's
-// endpoint, unless k6 runs elsewhere (in the cluster).
+// target is the entrypoint's base URL as the load reaches it: the
+// runtime's endpoint, unless the load runs elsewhere (in the cluster).
 func (r *Runner) target(service string) (string, error) {
 	if t, err := r.Load.Target(service); t != "" || err != nil {
 		return t, err
@@ -347,13 +342,34 @@ func rootedAt(traces []*trace.Trace, ep scenario.Entrypoint) []*trace.Trace {
 	return out
 }
 
-// samplesOf are the per-request values behind the metrics whose ratios
-// get intervals by resampling requests: the traced requests' durations
-// (the server's view; k6's summary has no per-request values) and calls.
+// answered counts the requests that got an answer: each has a trace to wait
+// for, where one that never reached the service may have none.
+func answered(records []load.Record) int {
+	n := 0
+	for _, rec := range records {
+		if rec.Status != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// firstError is the first failed request's error, for a message.
+func firstError(records []load.Record) string {
+	for _, rec := range records {
+		if rec.Failed() {
+			return rec.Name + ": " + rec.Error
+		}
+	}
+	return "none"
+}
+
+// samplesOf are the per-request calls behind the metrics whose ratios get
+// intervals by resampling requests; latencies come from the load's records
+// (joinedMetrics).
 func samplesOf(traces []*trace.Trace) map[string]bootstrap.Sample {
-	var ms, calls, dbCalls []float64
+	var calls, dbCalls []float64
 	for _, t := range traces {
-		ms = append(ms, float64(t.Duration())/1e6)
 		c, db := analyze.Calls(t)
 		calls = append(calls, float64(c))
 		dbCalls = append(dbCalls, float64(db))
@@ -362,16 +378,13 @@ func samplesOf(traces []*trace.Trace) map[string]bootstrap.Sample {
 	if len(traces) == 0 {
 		return out
 	}
-	out["p50_ms"] = bootstrap.NewQuantile(ms, 0.50)
-	out["p95_ms"] = bootstrap.NewQuantile(ms, 0.95)
-	out["mean_ms"] = bootstrap.MeanOf(ms)
 	out["calls_per_request"] = bootstrap.MeanOf(calls)
 	out["db_calls_per_request"] = bootstrap.MeanOf(dbCalls)
 	return out
 }
 
 // metricsOf names the numbers expectations and baselines refer to.
-func metricsOf(s *k6.Summary, rep analyze.Report) map[string]float64 {
+func metricsOf(s *load.Summary, rep analyze.Report) map[string]float64 {
 	m := map[string]float64{
 		"p50_ms":         s.P50Ms,
 		"p95_ms":         s.P95Ms,

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"tracelab/pkg/analyze"
-	"tracelab/pkg/k6"
+	"tracelab/pkg/load"
 	"tracelab/pkg/prom"
 )
 
@@ -22,7 +22,7 @@ func TestDBCallsPerRequestMetric(t *testing.T) {
 		{Traces: 3, CallsPerTrace: 8, DBCallsPerTrace: 7},
 		{Traces: 1, CallsPerTrace: 1, DBCallsPerTrace: 1},
 	}}
-	m := metricsOf(&k6.Summary{}, rep)
+	m := metricsOf(&load.Summary{}, rep)
 	if m["db_calls_per_request"] != 5.5 || m["calls_per_request"] != 6.25 {
 		t.Errorf("db_calls_per_request %v, calls_per_request %v; want 5.5, 6.25", m["db_calls_per_request"], m["calls_per_request"])
 	}

@@ -22,6 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tracelab/pkg/components"
+	"tracelab/pkg/load"
 	"tracelab/pkg/runtime"
 )
 
@@ -61,8 +62,11 @@ func (ep Entrypoint) Matches(path string) bool {
 }
 
 type LoadSpec struct {
-	Script   string             `json:"script"`
-	Profiles map[string]Profile `json:"profiles"`
+	// Definition is the load's file, loadtests/<name>.yaml, relative to
+	// the checkout; Def is that file, read.
+	Definition string             `json:"definition"`
+	Profiles   map[string]Profile `json:"profiles"`
+	Def        *load.Definition   `json:"-"`
 }
 
 type Profile struct {
@@ -179,14 +183,51 @@ func Load(root, name string) (*Scenario, error) {
 	if s.Name != name {
 		return nil, fmt.Errorf("%s: field name: %q does not match its folder %q", relPath(root, path), s.Name, name)
 	}
-	if _, err := os.Stat(filepath.Join(root, s.Load.Script)); err != nil {
-		return nil, fmt.Errorf("%s: field load.script: %s does not exist", relPath(root, path), s.Load.Script)
+	def, err := os.ReadFile(filepath.Join(root, s.Load.Definition))
+	if err == nil {
+		s.Load.Def, err = load.ParseDefinition(s.Load.Definition, def)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: field load.definition: %v", relPath(root, path), err)
+	}
+	if err := s.checkLoadParams(); err != nil {
+		return nil, fmt.Errorf("%s: %w", relPath(root, path), err)
 	}
 	if err := s.checkComponents(root); err != nil {
 		return nil, fmt.Errorf("%s: %w", relPath(root, path), err)
 	}
 	s.Dir = dir
 	return s, nil
+}
+
+// checkLoadParams: every load parameter the scenario sets is one its load
+// definition takes, so that a misspelt name fails here, not after a run.
+func (s *Scenario) checkLoadParams() error {
+	check := func(field string, env map[string]string) error {
+		if err := s.Load.Def.CheckParams(env); err != nil {
+			return fmt.Errorf("field %s: %v", field, err)
+		}
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Load.Profiles)) {
+		p := s.Load.Profiles[name]
+		if err := check("load.profiles."+name+".env", p.Env); err != nil {
+			return err
+		}
+		if p.Capacity != nil {
+			if err := check("load.profiles."+name+".capacity.env", p.Capacity.Env); err != nil {
+				return err
+			}
+		}
+	}
+	for _, name := range s.VariantNames() {
+		if v := s.Variants[name]; v.Load != nil {
+			if err := check("variants."+name+".load.env", v.Load.Env); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkComponents: every service the scenario names is a component of the
@@ -332,7 +373,7 @@ func (s *Scenario) DefaultVariants(profile string) []string {
 	return []string{"baseline", "fixed"}
 }
 
-// LoadEnvFor is the k6 parameters of a variant in a profile: the
+// LoadEnvFor is the load parameters of a variant in a profile: the
 // profile's, with the variant's load overrides on top.
 func (s *Scenario) LoadEnvFor(profile, variant string) map[string]string {
 	out := map[string]string{}

@@ -70,12 +70,15 @@ func TestSettingsMustBeDeclaredByTheirComponent(t *testing.T) {
 		{"a value the description does not allow", "catalog: {CATALOG_FETCH_MODE: batch}", "catalog: {CATALOG_FETCH_MODE: parallel}",
 			"must be one of sequential, batch"},
 		{"a number out of range", `PRICING_ITEM_COUNT: "200"`, `PRICING_ITEM_COUNT: "200000"`, "from 0 to 100000"},
+		// Not a setting but a load parameter: the load definition names them.
+		{"a load parameter the definition does not take", `ITERATIONS: "3"`, `ITERATONS: "3"`,
+			"field load.profiles.smoke.env: loadtests/nplus1.yaml: unknown parameter ITERATONS"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
 			src, _ := filepath.Abs("../../..")
-			for _, rel := range []string{"infra/components.yaml", "services/catalog/service.yaml", "services/pricing/service.yaml", "loadtests/nplus1.js"} {
+			for _, rel := range []string{"infra/components.yaml", "services/catalog/service.yaml", "services/pricing/service.yaml", "loadtests/nplus1.yaml"} {
 				data, err := os.ReadFile(filepath.Join(src, rel))
 				if err != nil {
 					t.Fatal(err)

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"tracelab/pkg/analyze"
+	"tracelab/pkg/load"
+)
+
+func init() {
+	register("load", "send a load definition's requests (loadtests/*.yaml) and keep a record per request", runLoad)
+}
+
+const loadUsage = `usage: tracelab load run DEFINITION --target URL [--param NAME=VALUE]... [--out FILE|-]
+
+Sends the requests of a load definition (loadtests/*.yaml; README, "Load
+definitions") to URL, each with a fresh sampled W3C traceparent, on the
+open model (RATE, DURATION, SHAPE...) or the closed one (VUS with
+ITERATIONS or DURATION), and prints a summary. Progress goes to stderr
+every 10 s.
+
+  --param NAME=VALUE  a model parameter (RATE, VUS, ...) or one of the
+                      definition's params; repeat for several
+  --out FILE          write the run (summary and one record per request,
+                      with its trace id) as JSON; - writes it to stdout
+                      between marker lines, as a Kubernetes Job does`
+
+// loadOut is where the summary goes; tests replace it.
+var loadOut io.Writer = os.Stdout
+
+// params collects repeated --param NAME=VALUE flags.
+type params map[string]string
+
+func (p params) String() string { return "" }
+
+func (p params) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q is not NAME=VALUE", s)
+	}
+	p[k] = v
+	return nil
+}
+
+func runLoad(args []string) int {
+	const short = "usage: tracelab load run DEFINITION --target URL [--param NAME=VALUE]... [--out FILE|-]"
+	if len(args) == 0 || args[0] != "run" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintln(loadOut, loadUsage)
+			return exitOK
+		}
+		return fail(exitUsage, "load: %s", short)
+	}
+	fs := flag.NewFlagSet("load run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	target := fs.String("target", "", "base URL")
+	out := fs.String("out", "", "write the run as JSON")
+	p := params{}
+	fs.Var(p, "param", "NAME=VALUE")
+	file, rest := splitName(args[1:])
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(loadOut, loadUsage)
+			return exitOK
+		}
+		return fail(exitUsage, "load run: %v; %s", err, short)
+	}
+	if file == "" && fs.NArg() == 1 {
+		file = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return fail(exitUsage, "load run: unexpected argument %q; %s", fs.Arg(0), short)
+	}
+	if file == "" || *target == "" {
+		return fail(exitUsage, "load run: a definition and --target are required; %s", short)
+	}
+	def, err := load.ReadDefinition(file)
+	if err != nil {
+		return fail(exitUsage, "load run: %v", err)
+	}
+	if err := def.CheckParams(p); err != nil {
+		return fail(exitUsage, "load run: %v", err)
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	progress := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
+	run, err := def.Run(ctx, load.Options{Target: *target, Params: p, Progress: progress})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail(exitRuntime, "load run: interrupted")
+		}
+		return fail(exitRuntime, "load run: %v", err)
+	}
+	s := run.Summary
+	summary := fmt.Sprintf("%s: %d requests (%.1f/s), %.1f%% failed, p50 %s, p95 %s, max %s", run.Model, s.Requests, s.ThroughputRPS,
+		100*s.Failed, analyze.FormatMs(s.P50Ms), analyze.FormatMs(s.P95Ms), analyze.FormatMs(s.MaxMs))
+	if s.LateSends > 0 {
+		summary += fmt.Sprintf(", %.2f%% of sends over %g ms late", 100*s.LateSends, load.LateSendMs)
+	}
+	switch *out {
+	case "":
+		fmt.Fprintln(loadOut, summary)
+	case "-":
+		fmt.Fprintln(os.Stderr, summary)
+		err = load.WriteMarked(loadOut, run)
+	default:
+		fmt.Fprintln(loadOut, summary)
+		var data []byte
+		if data, err = json.Marshal(run); err == nil {
+			err = os.WriteFile(*out, data, 0o644)
+		}
+	}
+	if err != nil {
+		return fail(exitRuntime, "load run: %v", err)
+	}
+	return exitOK
+}
