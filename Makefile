@@ -101,7 +101,7 @@ test-dashboards: tools-test $(TRACELAB) $(TRACEQLCHECK)/node_modules/.package-lo
 # npm ci writes this file last, so it stands for a whole install of the lock.
 $(TRACEQLCHECK)/node_modules/.package-lock.json: $(TRACEQLCHECK)/package-lock.json
 	@$(call need,npm,install Node.js 20 or later with npm)
-	cd $(TRACEQLCHECK) && npm ci --no-audit --no-fund --ignore-scripts
+	cd $(TRACEQLCHECK) && npm ci --no-audit --no-fund --no-update-notifier --ignore-scripts
 	@touch $@
 
 test-go:

@@ -55,6 +55,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(2);
   }
   for (const p of problems) console.error(p);
-  console.log(`traceql: ${n} queries parsed by the TraceQL grammar (@grafana/lezer-traceql), ${problems.length} failed`);
+  console.log(`traceql: ${n} ${n === 1 ? "query" : "queries"} parsed by the TraceQL grammar (@grafana/lezer-traceql), ${problems.length} failed`);
   if (problems.length > 0) process.exit(1);
 }
