@@ -98,7 +98,7 @@ test-dashboards: tools-test $(TRACELAB) $(TRACEQLCHECK)/node_modules/.package-lo
 	cd $(TRACEQLCHECK) && TRACELAB_BIN=$(TRACELAB) node --test check.test.mjs
 	$(TRACELAB) dashboards queries --lang traceql | node $(TRACEQLCHECK)/check.mjs
 
-# npm ci writes this file last, so it stands for a whole install of the lock.
+# npm ci writes this file once its install is done: it stands for a whole install of the lock.
 $(TRACEQLCHECK)/node_modules/.package-lock.json: $(TRACEQLCHECK)/package-lock.json
 	@$(call need,npm,install Node.js 20 or later with npm)
 	cd $(TRACEQLCHECK) && npm ci --no-audit --no-fund --no-update-notifier --ignore-scripts
