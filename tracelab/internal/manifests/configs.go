@@ -12,28 +12,31 @@ import (
 )
 
 // ConfigTools are the real programs that read the telemetry stack's
-// configuration files, at the versions of the images the pods run.
+// configuration files, at the versions of the images the pods run. Tempo's
+// is not among them: it is AGPL-3.0, so the lab checks its configuration
+// in-process (CheckTempoConfig).
 type ConfigTools struct {
-	Otelcol    string // the lab's collector build (OTELCOL_BIN), of the image's release
-	Jaeger     string // Jaeger v2 (JAEGER_BIN), of the image's release
-	Promtool   string // promtool of the Prometheus release of the image (PROMTOOL_BIN)
-	TempoCheck string // k8s/tempoconfigcheck: Tempo's own configuration loading
+	Otelcol  string // the lab's collector build (OTELCOL_BIN), of the image's release
+	Jaeger   string // Jaeger v2 (JAEGER_BIN), of the image's release
+	Promtool string // promtool of the Prometheus release of the image (PROMTOOL_BIN)
 }
 
-// configChecks say, per workload, how its program validates its
-// configuration, given the container's arguments (with the mounted paths
-// moved to where CheckConfigs wrote the files).
+// configChecks say, per workload, how its configuration is validated, given
+// the container's arguments (with the mounted paths moved to where
+// CheckConfigs wrote the files): by its program (command), or by the lab
+// (inProcess), given also the pod's environment.
 var configChecks = []struct {
 	kind, name, container string
 	command               func(t ConfigTools, args []string) ([]string, error)
+	inProcess             func(args, env []string) []string
 }{
 	{"Deployment", "otelcol", "otelcol", func(t ConfigTools, args []string) ([]string, error) {
 		return append([]string{t.Otelcol, "validate"}, args...), nil
-	}},
+	}, nil},
 	// Jaeger v2 is a collector distribution, with the same subcommand.
 	{"Deployment", "jaeger", "jaeger", func(t ConfigTools, args []string) ([]string, error) {
 		return append([]string{t.Jaeger, "validate"}, args...), nil
-	}},
+	}, nil},
 	{"Deployment", "prometheus", "prometheus", func(t ConfigTools, args []string) ([]string, error) {
 		for _, a := range args {
 			if file, ok := strings.CutPrefix(a, "--config.file="); ok {
@@ -41,15 +44,12 @@ var configChecks = []struct {
 			}
 		}
 		return nil, fmt.Errorf("no --config.file in its arguments %q", args)
-	}},
-	// The checker takes Tempo's own flags (-config.file, -config.expand-env).
-	{"Deployment", "tempo", "tempo", func(t ConfigTools, args []string) ([]string, error) {
-		return append([]string{t.TempoCheck}, args...), nil
-	}},
+	}, nil},
+	{"Deployment", "tempo", "tempo", nil, CheckTempoConfig},
 }
 
-// CheckConfigs runs each telemetry program's own validation on the
-// configuration its pod would get: the files of the ConfigMaps the container
+// CheckConfigs runs each telemetry program's own validation (the lab's, for
+// Tempo) on the configuration its pod would get: the files of the ConfigMaps the container
 // mounts, written under dir at their mount paths, its arguments, and only
 // the environment the pod sets (its envFrom ConfigMaps and literal values),
 // so that a variable the pod lacks is missing here too. It returns one
@@ -67,6 +67,13 @@ func CheckConfigs(t ConfigTools, objs []Object, dir string) []string {
 		args, env, err := containerFiles(objs, w.PodSpec(), c.container, root)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s/%s: %v", id, c.container, err))
+			continue
+		}
+		if c.inProcess != nil {
+			if ps := c.inProcess(args, env); len(ps) > 0 {
+				problems = append(problems, fmt.Sprintf("%s: the lab's Tempo %s configuration check rejects its configuration:\n    %s", id, tempoVersion,
+					strings.ReplaceAll(strings.ReplaceAll(strings.Join(ps, "\n"), root, ""), "\n", "\n    ")))
+			}
 			continue
 		}
 		argv, err := c.command(t, args)

@@ -12,9 +12,8 @@ import (
 )
 
 // The telemetry stack's configurations, checked by the real programs: the
-// collector and Jaeger of the tool cache (make tools), promtool (make
-// tools-k8s) and Tempo's configuration loading (k8s/tempoconfigcheck, built
-// by make test-k8s-configs). `make test-k8s-configs` sets
+// collector and Jaeger of the tool cache (make tools) and promtool (make
+// tools-k8s); Tempo's by CheckTempoConfig. `make test-k8s-configs` sets
 // TRACELAB_K8S_CONFIG_CHECKS=1; missing programs then fail.
 func configTools(t *testing.T) (string, ConfigTools) {
 	t.Helper()
@@ -26,13 +25,11 @@ func configTools(t *testing.T) (string, ConfigTools) {
 	state := filepath.Join(repotest.Root(t), ".state")
 	main, _ := runtime.ReadEnvFile(filepath.Join(state, "tools.env"))
 	k8s, _ := runtime.ReadEnvFile(filepath.Join(state, "tools-k8s.env"))
-	ct := ConfigTools{Otelcol: main["OTELCOL_BIN"], Jaeger: main["JAEGER_BIN"], Promtool: k8s["PROMTOOL_BIN"],
-		TempoCheck: os.Getenv("TEMPO_CONFIG_CHECK_BIN")}
+	ct := ConfigTools{Otelcol: main["OTELCOL_BIN"], Jaeger: main["JAEGER_BIN"], Promtool: k8s["PROMTOOL_BIN"]}
 	for name, path := range map[string]string{
-		"OTELCOL_BIN (.state/tools.env; make tools)":               ct.Otelcol,
-		"JAEGER_BIN (.state/tools.env; make tools)":                ct.Jaeger,
-		"PROMTOOL_BIN (.state/tools-k8s.env; make tools-k8s)":      ct.Promtool,
-		"TEMPO_CONFIG_CHECK_BIN (make test-k8s-configs builds it)": ct.TempoCheck,
+		"OTELCOL_BIN (.state/tools.env; make tools)":          ct.Otelcol,
+		"JAEGER_BIN (.state/tools.env; make tools)":           ct.Jaeger,
+		"PROMTOOL_BIN (.state/tools-k8s.env; make tools-k8s)": ct.Promtool,
 	} {
 		if _, err := os.Stat(path); path == "" || err != nil {
 			t.Fatalf("%s is missing", name)
@@ -71,7 +68,7 @@ func TestBrokenConfigsFail(t *testing.T) {
 		{"Prometheus: a duration that is not one", "k8s/base/telemetry/config/prometheus.yml",
 			"scrape_interval: 5s", "scrape_interval: 5 seconds", "deployment/prometheus: promtool check config"},
 		{"Tempo: a misspelt key", "k8s/base/telemetry/config/tempo.yaml",
-			"max_block_duration: 5m", "max_block_durration: 5m", "deployment/tempo: tempoconfigcheck"},
+			"max_block_duration: 5m", "max_block_durration: 5m", "deployment/tempo: the lab's Tempo"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
