@@ -122,14 +122,15 @@ test-e2e: tools tools-test build
 	@echo "==> end-to-end: the smoke profile of every scenario on the local runtime"
 	cd tracelab && TRACELAB_BIN=$(TRACELAB) go test -tags e2e -count=1 -timeout 40m -v ./e2e
 
-bench: tools build bench-first-run ## benchmarks: analyzer spans/s, stack start and memory, AntPathMatcher vs PathPattern (JMH), a newcomer's first run
+bench: tools build bench-first-run ## benchmarks: analyzer spans/s, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), a newcomer's first run
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x
+	$(TRACELAB) bench-load
 	$(TRACELAB) bench-stack
 	$(MVN) -pl gateway -am -Pjmh verify -DskipTests
 
 # The gateway alone, on a free port outside the lab's: no stack, no make up.
-profile-antpath: tools services/gateway/target/gateway.jar ## JFR profile of the gateway alone, per matcher: share of CPU samples in path matching (antpath)
-	@source $(TOOLS); K6_BIN=$$K6_BIN services/gateway/profile-matching.sh
+profile-antpath: $(TRACELAB) services/gateway/target/gateway.jar ## JFR profile of the gateway alone, per matcher: share of CPU samples in path matching (antpath)
+	@TRACELAB_BIN=$(TRACELAB) services/gateway/profile-matching.sh
 
 bench-first-run: ## the first make scenario-nplus1 from a fresh clone: cold (every cache empty) and warm (about 25 minutes)
 	@infra/local/bench-first-run.sh

@@ -4,14 +4,14 @@
 # filter chain, matching included, took about 40% of the samples), measured
 # here with the same tool. The lab's stack is not needed and not touched: the
 # gateway runs from its jar on a free port outside the lab's, without the Java
-# agent, and k6 drives it directly.
+# agent, and tracelab's load engine drives it directly.
 #
 #   services/gateway/profile-matching.sh            # or: make profile-antpath
 #
 # Environment: MATCHERS (default "ant path-pattern"), VUS (8), WARMUP
-# (requests before recording, 6000), DURATION (k6 duration while recording,
+# (requests before recording, 6000), DURATION (load duration while recording,
 # 20s), CPUS (taskset CPU list for the gateway, 1; empty: not pinned),
-# LOAD_CPUS (the same for k6, 0), KEEP_DIR (keep the recordings there). The
+# LOAD_CPUS (the same for the load, 0), TRACELAB_BIN (.state/bin/tracelab), KEEP_DIR (keep the recordings there). The
 # gateway's own settings pass through, e.g.
 # GATEWAY_COMMON_POOL_PARALLELISM=8 MATCHERS=ant for the common-pool variant.
 set -euo pipefail
@@ -26,14 +26,8 @@ load_cpus=${LOAD_CPUS-0}
 jdk=$("$root/infra/local/find-jdk.sh")
 jar=$root/services/gateway/target/gateway.jar
 [ -f "$jar" ] || { echo "profile-matching: $jar is missing; run 'make build'" >&2; exit 1; }
-if [ -z "${K6_BIN:-}" ] && [ -f "$root/.state/tools.env" ]; then
-  # shellcheck disable=SC1091
-  source "$root/.state/tools.env"
-fi
-if [ -z "${K6_BIN:-}" ]; then
-  K6_BIN=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/tracelab/k6/*/k6 2>/dev/null | sort -V | tail -1)
-fi
-[ -x "${K6_BIN:-}" ] || { echo "profile-matching: k6 not found; run 'make tools'" >&2; exit 1; }
+tracelab=${TRACELAB_BIN:-$root/.state/bin/tracelab}
+[ -x "$tracelab" ] || { echo "profile-matching: $tracelab is missing; run 'make build'" >&2; exit 1; }
 
 work=${KEEP_DIR:-$(mktemp -d)}
 mkdir -p "$work"
@@ -53,10 +47,10 @@ pin() {
   if [ -n "$1" ]; then echo taskset -c "$1"; fi
 }
 
-k6() {
+load() {
   # shellcheck disable=SC2046 # pin is a command prefix or nothing
-  $(pin "$load_cpus") "$K6_BIN" run --quiet --no-color -e TARGET="http://127.0.0.1:$port" \
-    -e SUMMARY_FILE="$work/summary.json" "$@" "$root/loadtests/antpath.js" 2>>"$work/k6.log"
+  $(pin "$load_cpus") "$tracelab" load run "$root/loadtests/antpath.yaml" --target "http://127.0.0.1:$port" \
+    --out "$work/run.json" "$@" 2>>"$work/load.log"
 }
 
 cpu_ticks() {
@@ -90,19 +84,19 @@ for matcher in $matchers; do
   done
   curl -fs "http://127.0.0.1:$port/api/status" >/dev/null || { echo "profile-matching: the gateway did not answer within 60 s" >&2; exit 1; }
   # The JIT compiles the matching code first; the recording starts after.
-  k6 -e VUS="$vus" -e ITERATIONS="$warmup" >/dev/null
+  load --param VUS="$vus" --param ITERATIONS="$warmup" >/dev/null
   # The profile settings sample Java threads every 10 ms (default: 20 ms).
   "$jdk/bin/jcmd" "$pid" JFR.start name=matching settings=profile filename="$work/$matcher.jfr" "${cpu_time[@]}" >/dev/null
   before=$(cpu_ticks)
-  k6 -e VUS="$vus" -e DURATION="$duration" >"$work/k6-$matcher.txt"
+  load --param VUS="$vus" --param DURATION="$duration" >"$work/load-$matcher.txt"
   after=$(cpu_ticks)
   "$jdk/bin/jcmd" "$pid" JFR.stop name=matching >/dev/null
   kill "$pid"
   wait "$pid" 2>/dev/null || true
   pid=
 
-  requests=$(jq '.metrics.http_reqs.values.count' "$work/summary.json")
-  rate=$(jq '.metrics.http_reqs.values.rate' "$work/summary.json")
+  requests=$(jq '.summary.requests' "$work/run.json")
+  rate=$(jq '.summary.throughput_rps' "$work/run.json")
   cpu_ms=$(awk -v t=$((after - before)) -v n="$requests" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f ms", t * 1000 / hz / n}')
   "$jdk/bin/jfr" print --json --stack-depth 256 --events "$events" "$work/$matcher.jfr" >"$work/$matcher.json"
   python3 - "$work/$matcher.json" "$matcher" "$rate" "$cpu_ms" <<'EOF'
@@ -160,7 +154,7 @@ cat <<EOF
 Shares of the gateway's JFR samples (execution: jdk.ExecutionSample, Java
 code only; cpu-time: jdk.CPUTimeSample, JDK 25 and later, native code
 included) while $vus closed-model users ran for $duration after $warmup warm-up
-requests spread over the whole route table (loadtests/antpath.js):
+requests spread over the whole route table (loadtests/antpath.yaml):
   matcher   frames of AntPathMatcher (its regex included) or of PathPattern
   lookup    the handler mapping's lookup (getHandlerInternal), matcher included
   dispatch  DispatcherServlet.getHandler: lookup plus the other handler mappings

@@ -94,6 +94,7 @@ func Write(w io.Writer, res *result.Result, opt Options) error {
 		"float":   func(f float64) string { return fmt.Sprintf("%.2f", f) },
 		"ids":     findingList,
 		"cpums":   cpuMs,
+		"msOr":    msOrDash,
 		"cores":   cores,
 		"orDash":  orDash,
 		"upper":   strings.ToUpper,

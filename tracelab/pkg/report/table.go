@@ -15,10 +15,11 @@ import (
 func WriteTable(w io.Writer, res *result.Result) {
 	fmt.Fprintf(w, "\nscenario %s, profile %s, runtime %s\n\n", res.Scenario, res.Profile, res.Runtime)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "variant\trequests\tp50\tp95\treq/s\terrors\tspans/req\tcalls/req\tCPU ms/req\tCPU\tbound\tfindings")
+	fmt.Fprintln(tw, "variant\trequests\tp50\tp95\tserver p50\toutside spans p50/p95\treq/s\terrors\tspans/req\tcalls/req\tCPU ms/req\tCPU\tbound\tfindings")
 	for _, v := range res.Variants {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%.1f%%\t%.0f\t%.0f\t%s\t%s\t%s\t%s\n", v.Variant, v.Load.Requests,
-			analyze.FormatMs(v.Metrics["p50_ms"]), analyze.FormatMs(v.Metrics["p95_ms"]), v.Metrics["throughput_rps"],
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s / %s\t%.2f\t%.1f%%\t%.0f\t%.0f\t%s\t%s\t%s\t%s\n", v.Variant, v.Load.Requests,
+			analyze.FormatMs(v.Metrics["p50_ms"]), analyze.FormatMs(v.Metrics["p95_ms"]), msOrDash(v.Metrics, "server_p50_ms"),
+			msOrDash(v.Metrics, "outside_p50_ms"), msOrDash(v.Metrics, "outside_p95_ms"), v.Metrics["throughput_rps"],
 			100*v.Metrics["error_rate"], v.Metrics["spans_per_request"], v.Metrics["calls_per_request"],
 			cpuMs(v.Metrics, "cpu_ms_per_request"), cores(v.Metrics, "cpu_cores"), orDash(v.Bound), findingList(v.Analysis.Findings))
 	}
@@ -53,6 +54,15 @@ func WriteTable(w io.Writer, res *result.Result) {
 		fmt.Fprintf(w, "  %s %s — %s\n", mark, c.Name, c.Detail)
 	}
 	fmt.Fprintf(w, "\nverdict: %s\n", strings.ToUpper(res.Verdict))
+}
+
+// msOrDash formats a latency, or "-" where no request was joined to its
+// trace.
+func msOrDash(m map[string]float64, key string) string {
+	if v, ok := m[key]; ok {
+		return analyze.FormatMs(v)
+	}
+	return "-"
 }
 
 // cpuMs and cores format a CPU figure, or "-" where CPU was not read.

@@ -10,21 +10,18 @@
 # 20 ms), builds it, and runs the jar twice with the OpenTelemetry Java agent:
 # quarkus-backend serves /slow, quarkus-frontend serves /blocking and
 # /reactive and calls the backend. For each case it starts both fresh, warms
-# them up, loads them with k6, stops them (the agent flushes its spans on
+# them up, loads them with tracelab's load engine, stops them (the agent flushes its spans on
 # exit), and writes <case>/traces.json: the traces of the measured run only,
 # converted to plain OTLP JSON by `tracelab convert --redact`.
 #
 # Needs: a JDK >= 21, Maven (any version: it only fetches Maven 3.9, which
-# the create goal requires), Go (builds tracelab, and k6 when the lab's is
-# not there), jq, curl. Everything else comes from Maven Central and the Go
+# the create goal requires), Go (builds tracelab), jq, curl. Everything else comes from Maven Central and the Go
 # module proxy at the versions pinned below.
 #
 # Environment:
 #   QUARKUS_CORPUS_WORK  scratch dir for the app, tools and raw logs
 #                        (default: $TRACELAB_CACHE or ~/.cache/tracelab, then
 #                        corpus-quarkus); never inside the repository
-#   K6_BIN               a k6 v1.8.1 binary (default: the lab's tool cache,
-#                        else built with go install)
 #   FRONTEND_PORT, BACKEND_PORT   default 18411, 18412
 #   CASES                which cases to record (default: all four)
 #   VUS, WARMUP, BLOCKING_DURATION, REACTIVE_DURATION, LOW_RATE, LOW_VUS,
@@ -42,7 +39,6 @@ QUARKUS_CATALOG_VERSION=3.31.1
 MAVEN_VERSION=3.9.11
 DEPENDENCY_PLUGIN_VERSION=3.8.1
 OTEL_JAVAAGENT_VERSION=2.33.1
-K6_VERSION=v1.8.1
 
 # The load. 20 closed-loop clients for the contended runs (orders, the
 # lab's own case-000 service, sees 24). The low-load runs send LOW_RATE
@@ -114,7 +110,7 @@ done
 export JAVA_HOME; JAVA_HOME=$(dirname "$(dirname "$java")")
 say "JDK: $JAVA_HOME ($(java_major "$java"))"
 
-# --- tools: Maven 3.9, the Java agent, k6, tracelab ---------------------------
+# --- tools: Maven 3.9, the Java agent, tracelab ---------------------------
 mvn_fetch() { # ARTIFACT: copies one artifact from Maven Central into $work/dl
   run "$work/logs/fetch.log" mvn -B -ntp -q \
     "org.apache.maven.plugins:maven-dependency-plugin:$DEPENDENCY_PLUGIN_VERSION:copy" \
@@ -137,16 +133,6 @@ if [ ! -f "$agent" ]; then
 fi
 say "Java agent: $agent"
 
-k6=${K6_BIN:-$cache/k6/$K6_VERSION/k6}
-if [ ! -x "$k6" ]; then
-  k6=$work/bin/k6
-  if [ ! -x "$k6" ]; then
-    say "building k6 $K6_VERSION with go install (a few minutes)"
-    GOBIN=$work/bin run "$work/logs/k6-build.log" go install "go.k6.io/k6@$K6_VERSION"
-  fi
-fi
-"$k6" version 2>/dev/null | grep -q "${K6_VERSION#v}" || die "$k6 is not k6 $K6_VERSION"
-say "k6: $k6"
 
 say "building tracelab from $tracelab_src"
 (cd "$tracelab_src" && run "$work/logs/tracelab-build.log" go build -o "$work/bin/tracelab" .)
@@ -200,18 +186,20 @@ wait_ready() { # PORT NAME PID
   die "$2 did not answer on port $1 within 120 s; log: $work/logs/$case-$2.log"
 }
 
-load() { # ENDPOINT MODE DURATION SUMMARY
-  local args=(-e URL="http://127.0.0.1:$frontend_port/$1" -e MODE="$2" -e DURATION="$3" -e SUMMARY="$4")
-  if [ "$2" = closed ]; then args+=(-e VUS="$VUS"); else args+=(-e VUS="$LOW_VUS" -e RATE="$LOW_RATE"); fi
-  "$k6" run --quiet --no-color "${args[@]}" "$src/load.js" >>"$work/logs/$case-k6.log" 2>&1 ||
-    die "k6 failed; log: $work/logs/$case-k6.log"
+load() { # ENDPOINT MODE DURATION RUN
+  local args=(--param ENDPOINT="$1" --param DURATION="$3" --out "$4")
+  if [ "$2" = closed ]; then args+=(--param VUS="$VUS"); else args+=(--param VUS="$LOW_VUS" --param RATE="$LOW_RATE"); fi
+  "$tracelab" load run "$src/load.yaml" --target "http://127.0.0.1:$frontend_port" "${args[@]}" >>"$work/logs/$case-load.log" 2>&1 ||
+    die "the load failed; log: $work/logs/$case-load.log"
 }
 
 # The traces whose root (the frontend's server span) started inside the
 # measured run, every span of them; warm-up and readiness probes drop out.
+# A root's parent is the load's traceparent, which no span in the file has.
 window='
-  ([.resourceSpans[].scopeSpans[].spans[]
-    | select((.parentSpanId // "") == ""
+  ([.resourceSpans[].scopeSpans[].spans[].spanId | {key: ., value: true}] | from_entries) as $ids
+  | ([.resourceSpans[].scopeSpans[].spans[]
+    | select(($ids[.parentSpanId // ""] | not)
              and (.startTimeUnixNano | tonumber) >= $t0
              and (.startTimeUnixNano | tonumber) <= $t1)
     | {key: .traceId, value: true}] | from_entries) as $keep
@@ -221,7 +209,7 @@ window='
 record() { # CASE ENDPOINT MODE DURATION
   case=$1; local endpoint=$2 mode=$3 duration=$4 out=$corpus/$1 raw=$work/$1
   say "$case: starting quarkus-backend and quarkus-frontend with the agent"
-  : >"$work/logs/$case-k6.log"
+  : >"$work/logs/$case-load.log"
   start quarkus-backend "$backend_port"; local bpid=$!
   start quarkus-frontend "$frontend_port" BACKEND_URL="http://127.0.0.1:$backend_port"; local fpid=$!
   wait_ready "$backend_port" quarkus-backend "$bpid"
@@ -232,7 +220,7 @@ record() { # CASE ENDPOINT MODE DURATION
   sleep 1
   say "$case: measured run, $duration on /$endpoint ($mode)"
   local t0 t1; t0=$(date +%s%N)
-  load "$endpoint" "$mode" "$duration" "$raw-k6.json"
+  load "$endpoint" "$mode" "$duration" "$raw-load.json"
   t1=$(date +%s%N)
   sleep 1
   say "$case: stopping both (the agent exports its last spans on exit)"
@@ -247,15 +235,14 @@ record() { # CASE ENDPOINT MODE DURATION
   jq -c --argjson t0 "$t0" --argjson t1 "$t1" "$window" "$raw-all.json" >"$out/traces.json"
   if grep -qE "$work|/root|/home/" "$out/traces.json"; then die "$out/traces.json still names a local path"; fi
 
-  # What k6 measured and what the traces hold must agree: one trace per
-  # request, three spans each (frontend server, client, backend server).
+  # What the load measured and what the traces hold must agree: one trace
+  # per request, three spans each (frontend server, client, backend server).
   local reqs rate p50 p95 failed traces spans size
-  numbers() { jq -r '.metrics | [.http_reqs.values.count, (.http_reqs.values.rate*10|round/10),
-    (.http_req_duration.values.med|round), (.http_req_duration.values["p(95)"]|round), .http_req_failed.values.rate] | @tsv' "$1"; }
+  numbers() { jq -r '.summary | [.requests, (.throughput_rps*10|round/10), (.p50_ms|round), (.p95_ms|round), .error_rate] | @tsv' "$1"; }
   read -r reqs rate p50 p95 failed < <(numbers "$raw-warmup.json")
   say "$case: warm-up (not recorded): $reqs requests, $rate req/s, p50 ${p50} ms, p95 ${p95} ms, failed $failed"
-  read -r reqs rate p50 p95 failed < <(numbers "$raw-k6.json")
-  traces=$(jq '[.resourceSpans[].scopeSpans[].spans[] | select((.parentSpanId // "") == "")] | length' "$out/traces.json")
+  read -r reqs rate p50 p95 failed < <(numbers "$raw-load.json")
+  traces=$(jq '[.resourceSpans[].scopeSpans[].spans[].traceId] | unique | length' "$out/traces.json")
   spans=$(jq '[.resourceSpans[].scopeSpans[].spans[]] | length' "$out/traces.json")
   size=$(stat -c %s "$out/traces.json")
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$case" "$reqs" "$rate" "$p50" "$p95" "$failed" "$traces" "$spans" "$size" >>"$work/summary.tsv"
