@@ -372,7 +372,8 @@ func (p schedulePacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, 
 	if hits >= uint64(len(p)) {
 		return 0, true
 	}
-	return max(0, p[hits]-elapsed), false
+	sleep(p[hits] - elapsed)
+	return 0, false
 }
 
 // Rate is Vegeta's view of the pace; the attacker itself does not read it.

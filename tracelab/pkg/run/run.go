@@ -122,7 +122,7 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 	return res, nil
 }
 
-// runVariant measures one variant; calibrated overrides the k6 parameters
+// runVariant measures one variant; calibrated overrides the load parameters
 // of the profile and the variant (the calibrated RATE).
 func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, variant, dir string, calibrated map[string]string) (*result.VariantResult, error) {
 	p := s.Load.Profiles[profile]
