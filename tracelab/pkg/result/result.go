@@ -50,10 +50,10 @@ type VariantResult struct {
 		Start time.Time `json:"start"`
 		End   time.Time `json:"end"`
 	} `json:"window"`
-	Load    load.Summary       `json:"load"`
+	Load load.Summary `json:"load"`
 	// Requests are the load's requests, each joined to its trace.
-	Requests []Request `json:"requests,omitempty"`
-	Metrics map[string]float64 `json:"metrics"`
+	Requests []Request          `json:"requests,omitempty"`
+	Metrics  map[string]float64 `json:"metrics"`
 	// CPU is each service's CPU over the load window.
 	CPU map[string]CPUUse `json:"cpu,omitempty"`
 	// Bound says whether the entrypoint's service was on-CPU or off-CPU.
