@@ -141,11 +141,7 @@ func startSession(root, rtName string, keep bool) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	load, err := loadDriver(root, rt)
-	if err != nil {
-		return nil, err
-	}
-	ses := &session{rt: rt, load: load, wasRunning: rt.Running()}
+	ses := &session{rt: rt, load: rt.LoadDriver(), wasRunning: rt.Running()}
 	ctx, stop := interruptible()
 	ses.ctx = ctx
 	ses.end = func() {
@@ -155,15 +151,6 @@ func startSession(root, rtName string, keep bool) (*session, error) {
 		stop()
 	}
 	return ses, nil
-}
-
-// loadDriver is where the load runs: in the cluster on kind and EKS, so
-// that a Kubernetes user needs nothing but kubectl; in this process otherwise.
-func loadDriver(root string, rt runtime.Runtime) (load.Driver, error) {
-	if _, ok := rt.(*runtime.Kube); ok {
-		return nil, fmt.Errorf("the load's Kubernetes Job is not ported yet")
-	}
-	return load.Local{}, nil
 }
 
 // toolPath reads one tool's path from .state/tools.env.
