@@ -98,7 +98,7 @@ type Capacity struct {
 type Variant struct {
 	Description string   `json:"description"`
 	Settings    Settings `json:"settings"`
-	// Load overrides k6 parameters of every profile for this variant: the
+	// Load overrides load parameters of every profile for this variant: the
 	// load's shape (SHAPE: bursty) or a multiple of its rate, while the
 	// profile keeps deciding the size.
 	Load *VariantLoad `json:"load"`
