@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"tracelab/pkg/load"
@@ -151,16 +150,4 @@ func startSession(root, rtName string, keep bool) (*session, error) {
 		stop()
 	}
 	return ses, nil
-}
-
-// toolPath reads one tool's path from .state/tools.env.
-func toolPath(root, key string) (string, error) {
-	tools, err := runtime.ReadEnvFile(filepath.Join(root, ".state", "tools.env"))
-	if err != nil {
-		return "", runtime.ErrNoTools
-	}
-	if tools[key] == "" {
-		return "", fmt.Errorf("%s missing from .state/tools.env; run 'make tools'", key)
-	}
-	return tools[key], nil
 }

@@ -91,7 +91,7 @@ func newJob(t *testing.T) (*Job, *fakeKubectl, *load.Definition) {
 	}
 	f := &fakeKubectl{t: t, answers: map[string][]string{
 		"get cronjob load":                    {readFile(t, "testdata/cronjob-load.json")},
-		"get configmap loadtests-kmk6k6c55k":  {configMap(defs)},
+		"get configmap loadtests-8c2f7h9m4t":  {configMap(defs)},
 		"create -f -":                         {"job.batch/load-run-x7k2p\n"},
 		"get job load-run-x7k2p":              {`{"status":{"active":1}}`, `{"status":{"succeeded":1}}`},
 		"get pods -l job-name=load-run-x7k2p": {`{"items":[{"metadata":{"name":"load-run-x7k2p-abcde"},"status":{"phase":"Running"}}]}`},
@@ -198,7 +198,7 @@ func TestJobRefusesStaleDefinition(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			j, f, def := newJob(t)
-			f.answers["get configmap loadtests-kmk6k6c55k"] = []string{configMap(data)}
+			f.answers["get configmap loadtests-8c2f7h9m4t"] = []string{configMap(data)}
 			_, _, err := run(t, j, def, load.Options{Target: "http://catalog:18080"})
 			if err == nil || !strings.Contains(err.Error(), "nplus1.yaml") || !strings.Contains(err.Error(), "make kind-up") {
 				t.Fatalf("err = %v; want nplus1.yaml named, and how to redeploy", err)
