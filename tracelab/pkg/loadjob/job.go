@@ -173,11 +173,11 @@ func checkDefinition(t *template, file string) error {
 	return nil
 }
 
-// Args are the load container's arguments for one run: the run's own
+// runArgs are the load container's arguments for one run: the run's own
 // parameters only (the template's, such as ITERATIONS, would change the
 // load's shape), sorted so that equal runs give equal Jobs, and the run on
 // standard output between load.WriteMarked's lines.
-func Args(definition, target string, params map[string]string) []string {
+func runArgs(definition, target string, params map[string]string) []string {
 	args := []string{"load", "run", definition, "--target", target}
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		args = append(args, "--param", k+"="+params[k])
@@ -206,7 +206,7 @@ func manifest(t *template, file string, opt load.Options) ([]byte, error) {
 		return nil, errors.New("the CronJob load has no container load")
 	}
 	var args []any
-	for _, a := range Args(path.Join(t.mountPath, filepath.Base(file)), opt.Target, opt.Params) {
+	for _, a := range runArgs(path.Join(t.mountPath, filepath.Base(file)), opt.Target, opt.Params) {
 		args = append(args, a)
 	}
 	c["args"] = args
