@@ -70,8 +70,8 @@ logs: $(TRACELAB) ## follow the logs of every process (Ctrl-C to stop)
 
 # What a run needs first. Locally: the pinned tools and the services, which
 # share nothing, so on a first run Maven's downloads overlap the tools' Go
-# builds. On kind and EKS the services run from their images and k6 runs in
-# the cluster (tracelab/pkg/k6/job.go): tracelab alone.
+# builds. On kind and EKS the services run from their images and the load
+# runs in the cluster (tracelab/pkg/loadjob): tracelab alone.
 RUN_NEEDS := $(if $(filter kind eks,$(RUNTIME)),$(TRACELAB),tools build)
 
 scenario-%: ## reproduce a pathology, analyze its traces, run the fix and judge it (RUNTIME=local|kind|eks)
@@ -81,9 +81,8 @@ scenario-%: ## reproduce a pathology, analyze its traces, run the fix and judge 
 test: tools tools-test build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, Kubernetes checks on a throwaway control plane, end-to-end smoke runs
 
 test-static: tools $(TRACELAB)
-	@echo "==> static checks: k6 scripts, scenario files, generated files"
+	@echo "==> static checks: scenario files with their load definitions, generated files"
 	$(TRACELAB) generate --check
-	@source $(TOOLS); for s in loadtests/*.js; do "$$K6_BIN" inspect -e TARGET=http://127.0.0.1:1 "$$s" >/dev/null && echo "k6 inspect $$s: ok"; done
 	$(TRACELAB) scenario validate
 
 TRACEQLCHECK := dashboards/traceqlcheck
@@ -155,7 +154,7 @@ clean: down ## stop the lab and remove its state and build output (the tool cach
 # These targets need only what a Kubernetes user has: docker (or podman),
 # kind or the AWS CLI and Terraform, kubectl, and Go for tracelab. None of
 # them runs make tools or Maven on this machine: the images build the
-# services, and k6 runs in the cluster.
+# services and tracelab, whose image runs the load in the cluster.
 K8S_TOOLS   := $(STATE)/tools-k8s.env
 DOCKER      ?= docker
 TERRAFORM   ?= terraform
@@ -212,7 +211,11 @@ test-k8s-configs: tools tools-k8s
 
 # One recipe per framework (services/images/<framework>.Dockerfile); each
 # service's framework and port come from its description (tracelab services).
-images: $(TRACELAB) ## build the services' images tracelab/<service>:IMAGE_TAG for the nodes' platform (NODES=kind|eks, PLATFORM; needs docker)
+# The load engine's image is tracelab's own (tracelab/Dockerfile); GO_IMAGE
+# and RUNTIME_IMAGE replace its public base images.
+GO_IMAGE ?=
+RUNTIME_IMAGE ?=
+images: $(TRACELAB) ## build the images tracelab/<service>:IMAGE_TAG and tracelab/tracelab:IMAGE_TAG (the load) for the nodes' platform (NODES=kind|eks, PLATFORM, GO_IMAGE, RUNTIME_IMAGE; needs docker)
 	@$(call need,$(DOCKER),install Docker or set DOCKER=podman)
 	@$(DOCKER) info >/dev/null 2>&1 || { echo "images: cannot reach the $(DOCKER) daemon; start it" >&2; exit 3; }
 	@platform=$(NODE_PLATFORM); [[ $$platform == linux/* ]] || { echo "images: cannot tell the $(NODES) nodes' platform ($$platform); set PLATFORM=linux/amd64 or linux/arm64" >&2; exit 2; }; \
@@ -221,9 +224,12 @@ images: $(TRACELAB) ## build the services' images tracelab/<service>:IMAGE_TAG f
 	  $(DOCKER) build --platform $$platform -f services/images/$$framework.Dockerfile \
 	    --build-arg SERVICE=$$s --build-arg PORT=$$port \
 	    --build-arg OTEL_JAVAAGENT_VERSION=$$OTEL_JAVAAGENT_VERSION -t tracelab/$$s:$(IMAGE_TAG) services </dev/null; \
-	done
+	done; \
+	echo "==> image tracelab/tracelab:$(IMAGE_TAG) (the load engine, $$platform)"; \
+	$(DOCKER) build --platform $$platform $(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) \
+	  $(if $(RUNTIME_IMAGE),--build-arg RUNTIME_IMAGE=$(RUNTIME_IMAGE)) -t tracelab/tracelab:$(IMAGE_TAG) tracelab </dev/null
 
-kind-load: ## load the services' images into the kind cluster, each under a tag of its own build (id-<image ID>)
+kind-load: ## load the lab's own images (services, tracelab) into the kind cluster, each under a tag of its own build (id-<image ID>)
 	@$(call need,kind,$(INSTALL_KIND))
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@for ref in $$($(RENDER) k8s/overlays/kind | k8s/images.sh tag-builds); do \
@@ -300,11 +306,11 @@ eks-up: ## create EKS and ECR with Terraform (ADMIN_CIDR=<your IP>/32, DOCKERHUB
 	aws eks update-kubeconfig --region $$($(TF) output -raw region) --name $$($(TF) output -raw cluster_name) --alias $(EKS_CONTEXT)
 	$(MAKE) --no-print-directory images eks-push eks-deploy NODES=eks
 
-eks-push: ## push the services' images to the lab's ECR repositories
+eks-push: ## push the lab's own images (services, tracelab) to its ECR repositories
 	@$(call need,aws,install the AWS CLI v2 and configure credentials)
 	@registry=$$($(TF) output -raw ecr_registry); \
 	aws ecr get-login-password --region $$($(TF) output -raw region) | $(DOCKER) login --username AWS --password-stdin $$registry; \
-	for s in $(SERVICES); do \
+	for s in $(SERVICES) tracelab; do \
 	  $(DOCKER) tag tracelab/$$s:$(IMAGE_TAG) $$registry/tracelab/$$s:$(IMAGE_TAG) && $(DOCKER) push $$registry/tracelab/$$s:$(IMAGE_TAG); \
 	done
 

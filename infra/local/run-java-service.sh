@@ -22,7 +22,7 @@ agent=()
 [ "$JAVA_AGENT" = off ] || agent=(-javaagent:"$OTEL_JAVAAGENT_JAR")
 # LAB_CPUS (a taskset CPU list, e.g. "1") gives a service a CPU budget of its
 # own, the way a container's CPU limit does: a scenario whose bottleneck is
-# the service's CPU then measures that service, not what k6 and the
+# the service's CPU then measures that service, not what the load and the
 # collector happen to take from the same cores. The JVM sizes its GC and
 # compiler threads from the same affinity.
 # macOS has no way to pin a process to CPUs: there the service runs

@@ -152,9 +152,10 @@ resource "aws_iam_role_policy_attachment" "ebs_csi" {
   policy_arn = "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
 }
 
-# One repository per service; make eks-push pushes tracelab/<service>:dev.
+# One repository per service, and tracelab/tracelab for the load engine's
+# image (k8s/base/load/load.yaml); make eks-push pushes each :dev.
 resource "aws_ecr_repository" "service" {
-  for_each = toset(var.services)
+  for_each = toset(concat(var.services, ["tracelab"]))
 
   name                 = "tracelab/${each.key}"
   image_tag_mutability = "MUTABLE" # make eks-push reuses the dev tag

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"tracelab/pkg/load"
@@ -141,11 +140,7 @@ func startSession(root, rtName string, keep bool) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	load, err := loadDriver(root, rt)
-	if err != nil {
-		return nil, err
-	}
-	ses := &session{rt: rt, load: load, wasRunning: rt.Running()}
+	ses := &session{rt: rt, load: rt.LoadDriver(), wasRunning: rt.Running()}
 	ctx, stop := interruptible()
 	ses.ctx = ctx
 	ses.end = func() {
@@ -155,25 +150,4 @@ func startSession(root, rtName string, keep bool) (*session, error) {
 		stop()
 	}
 	return ses, nil
-}
-
-// loadDriver is where the load runs: in the cluster on kind and EKS, so
-// that a Kubernetes user needs nothing but kubectl; in this process otherwise.
-func loadDriver(root string, rt runtime.Runtime) (load.Driver, error) {
-	if _, ok := rt.(*runtime.Kube); ok {
-		return nil, fmt.Errorf("the load's Kubernetes Job is not ported yet")
-	}
-	return load.Local{}, nil
-}
-
-// toolPath reads one tool's path from .state/tools.env.
-func toolPath(root, key string) (string, error) {
-	tools, err := runtime.ReadEnvFile(filepath.Join(root, ".state", "tools.env"))
-	if err != nil {
-		return "", runtime.ErrNoTools
-	}
-	if tools[key] == "" {
-		return "", fmt.Errorf("%s missing from .state/tools.env; run 'make tools'", key)
-	}
-	return tools[key], nil
 }

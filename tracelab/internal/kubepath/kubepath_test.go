@@ -45,7 +45,7 @@ func dryRun(t *testing.T, args ...string) string {
 
 // What the local runtime's bootstrap runs, and a Kubernetes user may lack:
 // the lab's tool builds (tools.sh: the collector, Jaeger, Prometheus,
-// toxiproxy, process-compose, k6, PostgreSQL, Kafka, the k8s check tools),
+// toxiproxy, process-compose, PostgreSQL, Kafka, the k8s check tools),
 // Maven and a JDK on the host, and root's package manager.
 var forbidden = regexp.MustCompile(`infra/local/tools\.sh|tools(-k8s)?\.env|\bmvn\b|find-jdk|apt-get|KUSTOMIZE_BIN|TOFU_BIN|python3`)
 

@@ -26,7 +26,8 @@ import (
 // What remains compares sources written apart: the infrastructure list with
 // its hand-written processes and manifests, the network hops, the image
 // recipes with the pinned versions, the collector pipeline, Jaeger and
-// Prometheus configuration, the dashboards and load scripts, and the
+// Prometheus configuration, the dashboards and load definitions, the load's
+// image recipe with the CronJob that runs it, and the
 // overlay's access (kind's port mappings, EKS's storage, port-forward and
 // ECR repositories).
 func CrossCheck(root, overlay string, objs []Object) []string {
@@ -50,8 +51,8 @@ func CrossCheck(root, overlay string, objs []Object) []string {
 	c.sameFile("jaeger-config", "jaeger.yaml", "infra/local/jaeger.yaml")
 	c.prometheus()
 	c.generatedFiles("grafana-dashboards", "dashboards", "*.json")
-	c.generatedFiles("loadtests", "loadtests", "*.js")
-	c.generatedFiles("loadtests-lib", "loadtests/lib", "*.js")
+	c.generatedFiles("loadtests", "loadtests", "*.yaml")
+	c.loadImage()
 	c.imageVersions()
 	c.noCommittedSecrets()
 	switch overlay {
@@ -161,6 +162,78 @@ func (c *checker) imageRecipes() {
 		if m != nil && m[1] != c.versions["OTEL_JAVAAGENT_VERSION"] {
 			c.bad("%s: OTEL_JAVAAGENT_VERSION %s differs from infra/local/versions.env (%s)", rel, m[1], c.versions["OTEL_JAVAAGENT_VERSION"])
 		}
+	}
+}
+
+// The base images of tracelab/Dockerfile are build arguments, so that
+// another machine can pass its own.
+var dockerBaseArg = regexp.MustCompile(`(?m)^ARG (GO_IMAGE|RUNTIME_IMAGE)=(\S+)`)
+
+// loadImage checks the CronJob load (k8s/base/load/load.yaml), which
+// pkg/loadjob copies for each run, against tracelab/Dockerfile: the lab's
+// own tracelab image, built multi-stage from pinned bases, running as the
+// user the pod's securityContext names (a distroless image has no user
+// database to look a name up in), over the definitions of ConfigMap
+// loadtests.
+func (c *checker) loadImage() {
+	const rel = "tracelab/Dockerfile"
+	s := string(c.readFile(rel))
+	if len(dockerFrom.FindAllStringSubmatch(s, -1)) < 2 {
+		c.bad("%s: want a multi-stage build (a build stage and a runtime stage)", rel)
+	}
+	bases := dockerBaseArg.FindAllStringSubmatch(s, -1)
+	if len(bases) != 2 {
+		c.bad("%s: want the base images as ARG GO_IMAGE=... and ARG RUNTIME_IMAGE=... (make images passes them)", rel)
+	}
+	for _, b := range bases {
+		if !pinned(b[2]) {
+			c.bad("%s: base image %s=%s is not pinned to a tag", rel, b[1], b[2])
+		}
+	}
+	users := dockerUser.FindAllStringSubmatch(s, -1)
+	user := ""
+	if len(users) > 0 {
+		user = users[len(users)-1][1]
+	}
+	if user == "" || user == "0" {
+		c.bad("%s: the runtime stage must run as a numeric non-root USER", rel)
+	}
+	cj := Find(c.objs, "CronJob", "load")
+	if cj == nil {
+		c.bad("no CronJob load (k8s/base/load/load.yaml): tracelab runs the load on Kubernetes from it")
+		return
+	}
+	spec := cj.PodSpec()
+	var load map[string]any
+	for _, ct := range Containers(spec) {
+		if ct["name"] == "load" {
+			load = ct
+		}
+	}
+	if load == nil {
+		c.bad("%s: no container load (tracelab/pkg/loadjob sets its args)", cj.ID())
+		return
+	}
+	if repo, _, _ := strings.Cut(str(load["image"]), ":"); repo != "tracelab/tracelab" {
+		c.bad("%s: image %s; want tracelab/tracelab, built from %s by make images", cj.ID(), str(load["image"]), rel)
+	}
+	sc, _ := spec["securityContext"].(map[string]any)
+	if str(sc["runAsUser"]) != user {
+		c.bad("%s: runAsUser %s, but %s runs as USER %s", cj.ID(), str(sc["runAsUser"]), rel, user)
+	}
+	mounted, fromConfigMap := false, false
+	for _, m := range list(load["volumeMounts"]) {
+		mm, _ := m.(map[string]any)
+		mounted = mounted || mm["name"] == "loadtests"
+	}
+	for _, v := range list(spec["volumes"]) {
+		vm, _ := v.(map[string]any)
+		if cm, _ := vm["configMap"].(map[string]any); vm["name"] == "loadtests" && cm != nil {
+			fromConfigMap = str(cm["name"]) == str(FindGenerated(c.objs, "ConfigMap", "loadtests").Name())
+		}
+	}
+	if !mounted || !fromConfigMap {
+		c.bad("%s: container load must mount the ConfigMap loadtests as volume loadtests (tracelab/pkg/loadjob reads it there)", cj.ID())
 	}
 }
 
@@ -444,7 +517,6 @@ func (c *checker) imageVersions() {
 	want := map[string]string{
 		"otel/opentelemetry-collector-contrib": strings.TrimPrefix(c.versions["OTELCOL_CONTRIB_VERSION"], "v"),
 		"ghcr.io/shopify/toxiproxy":            strings.TrimPrefix(c.versions["TOXIPROXY_VERSION"], "v"),
-		"grafana/k6":                           strings.TrimPrefix(c.versions["K6_VERSION"], "v"),
 		"postgres":                             majorMinor(c.versions["POSTGRESQL_VERSION"]),
 	}
 	seen := map[string]bool{}

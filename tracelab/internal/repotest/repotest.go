@@ -51,6 +51,19 @@ func LabCopy(t testing.TB) string {
 			t.Fatal(err)
 		}
 	}
+	// The load's image recipe, which the cross-checks compare with its
+	// CronJob; the rest of tracelab/ is code, not something deployed.
+	recipe := filepath.Join("tracelab", "Dockerfile")
+	data, err := os.ReadFile(filepath.Join(src, recipe))
+	if err == nil {
+		err = os.MkdirAll(filepath.Join(dst, "tracelab"), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dst, recipe), data, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	gen := exec.Command("bash", filepath.Join(dst, "k8s", "gen-secrets.sh"), filepath.Join(dst, "k8s", "base", "secrets"))
 	if out, err := gen.CombinedOutput(); err != nil {
 		t.Fatalf("k8s/gen-secrets.sh: %v: %s", err, out)

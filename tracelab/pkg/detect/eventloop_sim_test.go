@@ -14,7 +14,7 @@ import (
 // event-loop-blocking and chatty-db tests traces with the shape the real
 // service produces (the contract with the orders scenarios):
 //
-//   - k6 virtual users send POST /orders in a closed loop, each on its own
+//   - virtual users send POST /orders in a closed loop, each on its own
 //     keep-alive connection, bound to one of the service's event loops;
 //   - orders' server span runs on vert.x-eventloop-thread-N and calls
 //     customers (GET /customers/{id}, ~4 ms) from that thread; the blocking
@@ -131,7 +131,7 @@ func ordersLoad(o ordersOptions) []*trace.Span {
 		}
 		push(simEvent{at: at, kind: evArrive, req: r})
 	}
-	// Start the clients a little apart, as k6 ramps its VUs.
+	// Start the clients a little apart, as a load tool ramps its users.
 	for vu := 0; vu < o.VUs; vu++ {
 		send(vu, t0+int64(vu)*200_000)
 	}

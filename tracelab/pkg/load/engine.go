@@ -26,6 +26,11 @@ type Options struct {
 	// Progress gets a line every ProgressEvery (default 10 s).
 	Progress      func(format string, a ...any)
 	ProgressEvery time.Duration
+	// LogFile is where a driver that runs the load elsewhere (a Job in the
+	// cluster) appends that run's output, so a failure can be read after
+	// the Job is gone; "" keeps none. The in-process engine has no output
+	// of its own beyond Progress.
+	LogFile string
 }
 
 // Run is what one run of a load measured.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -24,14 +25,14 @@ import (
 // probe warmed, with no restart in between: a JVM just restarted and
 // warmed by the warm-up alone still compiles while it is measured (the
 // antpath baseline then lost its dispatch-overhead finding in a CI run).
-func (r *Runner) capacity(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, firstRun string) ([]result.Capacity, error) {
+func (r *Runner) capacity(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, firstRun, dir string) ([]result.Capacity, error) {
 	order := slices.Clone(c.Variants)
 	if i := slices.Index(order, firstRun); i >= 0 {
 		order = append(slices.Delete(order, i, i+1), firstRun)
 	}
 	var out []result.Capacity
 	for _, variant := range order {
-		probe, err := r.probe(ctx, s, profile, c, variant)
+		probe, err := r.probe(ctx, s, profile, c, variant, dir)
 		if err != nil {
 			return nil, fmt.Errorf("measuring the capacity of %s: %w", variant, err)
 		}
@@ -40,7 +41,7 @@ func (r *Runner) capacity(ctx context.Context, s *scenario.Scenario, profile str
 	return out, nil
 }
 
-func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, variant string) (*result.Capacity, error) {
+func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, variant, dir string) (*result.Capacity, error) {
 	tag := "capacity " + variant
 	settings := s.SettingsFor(profile, variant)
 	r.Progress("[%s] bringing up %v with the %s settings", tag, s.Services, variant)
@@ -52,7 +53,8 @@ func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string
 		return nil, err
 	}
 	loadEnv := s.LoadEnvFor(profile, variant)
-	if _, err := r.warmUp(ctx, s, s.Load.Profiles[profile], loadEnv, tag, base); err != nil {
+	loadLog := filepath.Join(dir, "capacity-"+variant+"-load.log")
+	if _, err := r.warmUp(ctx, s, s.Load.Profiles[profile], loadEnv, tag, base, loadLog); err != nil {
 		return nil, err
 	}
 	env := map[string]string{}
@@ -65,7 +67,7 @@ func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string
 	r.Progress("[%s] flat out: %s virtual users for %s", tag, env["VUS"], env["DURATION"])
 	stopCPU := r.sampleCPU(ctx, s.Services)
 	from := time.Now()
-	run, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: env, Progress: r.progressFor(tag)})
+	run, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: env, Progress: r.progressFor(tag), LogFile: loadLog})
 	to := time.Now()
 	samples := stopCPU()
 	if err != nil {

@@ -72,7 +72,7 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 		if len(opt.Variants) > 0 {
 			first = opt.Variants[0]
 		}
-		probes, err := r.capacity(ctx, s, opt.Profile, c, first)
+		probes, err := r.capacity(ctx, s, opt.Profile, c, first, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +148,9 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 			return nil, err
 		}
 	}
-	warm, err := r.warmUp(ctx, s, p, loadEnv, variant, base)
+	// Where a load run elsewhere (the cluster's Job) leaves its output.
+	loadLog := filepath.Join(dir, variant+"-load.log")
+	warm, err := r.warmUp(ctx, s, p, loadEnv, variant, base, loadLog)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +161,7 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 	r.Progress("[%s] sending the load of %s (%s profile)", variant, s.Load.Definition, profile)
 	stopCPU := r.sampleCPU(ctx, s.Services)
 	vr.Window.Start = time.Now()
-	lr, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: params, Progress: r.progressFor(variant)})
+	lr, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: params, Progress: r.progressFor(variant), LogFile: loadLog})
 	vr.Window.End = time.Now()
 	cpuSamples := stopCPU()
 	if err != nil {
@@ -247,7 +249,7 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 // parameters (loadEnv), so a POST gets its body and a JIT compiler its hot
 // paths; its requests are not measured. It returns nil when the profile has
 // no warm-up.
-func (r *Runner) warmUp(ctx context.Context, s *scenario.Scenario, p scenario.Profile, loadEnv map[string]string, variant, base string) (*load.Summary, error) {
+func (r *Runner) warmUp(ctx context.Context, s *scenario.Scenario, p scenario.Profile, loadEnv map[string]string, variant, base, loadLog string) (*load.Summary, error) {
 	if p.Warmup == 0 {
 		return nil, nil
 	}
@@ -258,7 +260,7 @@ func (r *Runner) warmUp(ctx context.Context, s *scenario.Scenario, p scenario.Pr
 			warm[k] = v
 		}
 	}
-	run, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: warm, Progress: r.progressFor(variant)})
+	run, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: warm, Progress: r.progressFor(variant), LogFile: loadLog})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"tracelab/pkg/load"
 )
 
 // Settings are startup settings per service: service -> VARIABLE -> value.
@@ -46,6 +48,9 @@ type Runtime interface {
 	Down(ctx context.Context) error
 	// Running tells whether the runtime's stack is up.
 	Running() bool
+	// LoadDriver is where this runtime's load runs: beside the caller, or
+	// in the cluster the services run in.
+	LoadDriver() load.Driver
 }
 
 // Progress receives a runtime's progress lines (printf-style).
