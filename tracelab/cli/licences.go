@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"tracelab/internal/licences"
+	"tracelab/pkg/licences"
 )
 
 func init() {

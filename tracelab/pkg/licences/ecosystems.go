@@ -59,7 +59,7 @@ func otherEcosystems(root string) ([]Package, []string, error) {
 				problems = append(problems, fmt.Sprintf("%s: no package-lock.json beside it; the gate reads npm licences from the lock file (npm install writes it)", rel))
 			}
 		default:
-			problems = append(problems, fmt.Sprintf("%s: the gate cannot read %s licences yet; teach tracelab/internal/licences to, or build it elsewhere", rel, eco))
+			problems = append(problems, fmt.Sprintf("%s: the gate cannot read %s licences yet; teach tracelab/pkg/licences to, or build it elsewhere", rel, eco))
 		}
 		return nil
 	})

@@ -90,7 +90,7 @@ func toolModules(root string) (*Tools, error) {
 	}
 	// Fail closed: a reworded call would otherwise drop every tool unseen.
 	if len(t.Modules) == 0 {
-		return nil, fmt.Errorf("%s: found no go_tool call; the licence gate's reader (tracelab/internal/licences/tools.go) needs updating", toolsScript)
+		return nil, fmt.Errorf("%s: found no go_tool call; the licence gate's reader (tracelab/pkg/licences/tools.go) needs updating", toolsScript)
 	}
 	err = eachLine(root, collectorList, func(n int, line string) error {
 		if m := collectorRE.FindStringSubmatch(line); m != nil {
