@@ -34,18 +34,9 @@ var lockedFiles = map[string]string{
 func otherEcosystems(root string) ([]Package, []string, error) {
 	var pkgs []Package
 	var problems []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != root && skipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err := walk(root, func(path string, d fs.DirEntry) error {
 		eco, ok := lockedFiles[d.Name()]
-		if !ok {
+		if !ok || d.IsDir() {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, path)

@@ -260,14 +260,8 @@ func (g *Gate) progress(format string, a ...any) {
 // topPoms lists the pom.xml files no other pom.xml above them aggregates.
 func topPoms(root string) ([]string, error) {
 	var poms []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
+	err := walk(root, func(path string, d fs.DirEntry) error {
 		if d.IsDir() {
-			if path != root && skipDir(d.Name()) {
-				return filepath.SkipDir
-			}
 			if _, err := os.Stat(filepath.Join(path, "pom.xml")); err == nil {
 				rel, _ := filepath.Rel(root, filepath.Join(path, "pom.xml"))
 				poms = append(poms, rel)

@@ -29,13 +29,7 @@ type Module struct {
 // root. testdata and dependency folders are not the lab's modules.
 func findGoMods(root string) ([]string, error) {
 	var dirs []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && path != root && skipDir(d.Name()) {
-			return filepath.SkipDir
-		}
+	err := walk(root, func(path string, d fs.DirEntry) error {
 		if !d.IsDir() && d.Name() == "go.mod" {
 			rel, _ := filepath.Rel(root, filepath.Dir(path))
 			dirs = append(dirs, rel)
@@ -44,6 +38,21 @@ func findGoMods(root string) ([]string, error) {
 	})
 	sort.Strings(dirs)
 	return dirs, err
+}
+
+// walk visits the tree below root, leaving out what is not the tree's own
+// code: testdata, dependencies, build output, hidden folders. visit may
+// return filepath.SkipDir.
+func walk(root string, visit func(path string, d fs.DirEntry) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && skipDir(d.Name()) {
+			return filepath.SkipDir
+		}
+		return visit(path, d)
+	})
 }
 
 func skipDir(name string) bool {
@@ -192,16 +201,7 @@ var buslRE = regexp.MustCompile(`(?i)business\s+source\s+license`)
 // code) may only add to the verdict: tflint v0.51+ keeps its MPL-2.0
 // LICENSE at the top and a BUSL-1.1 one in terraform/.
 func moduleLicences(dir string) (top, nested []string, err error) {
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != dir && skipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err = walk(dir, func(path string, d fs.DirEntry) error {
 		if !isLicenceFile(d.Name()) || !d.Type().IsRegular() {
 			return nil
 		}
