@@ -67,7 +67,7 @@ func (g *Gate) Run() (*Report, error) {
 		if g.except(r, "go", m.Path, m.Version, lic) {
 			continue
 		}
-		r.Violations = append(r.Violations, fmt.Sprintf("go module %s %s (%s): %s, on the deny list of module paths (%s)", m.Path, m.Version, m.Source, lic, PolicyFile))
+		r.Violations = append(r.Violations, fmt.Sprintf("go module %s %s (%s): %s: on the deny list of module paths (%s)", m.Path, m.Version, m.Source, lic, PolicyFile))
 	}
 	if len(r.Violations) > 0 {
 		r.FailedFast = true

@@ -225,7 +225,7 @@ func TestPlantedK6FailsBeforeDownloading(t *testing.T) {
 	l.goMod("example.com/clean v1.0.0", "go.k6.io/k6 v0.50.0")
 	l.write("tracelab/go.sum", "go.k6.io/k6 v0.50.0 h1:x=\ngo.k6.io/k6 v0.50.0/go.mod h1:y=\n")
 	r := l.run()
-	mustRefuse(t, r, "go module go.k6.io/k6 v0.50.0 (tracelab/go.mod): AGPL-3.0, on the deny list")
+	mustRefuse(t, r, "go module go.k6.io/k6 v0.50.0 (tracelab/go.mod): AGPL-3.0: on the deny list")
 	if len(r.Violations) != 1 {
 		t.Errorf("want one line for k6 in go.mod and go.sum, got:\n%s", strings.Join(r.Violations, "\n"))
 	}
