@@ -80,10 +80,14 @@ scenario-%: ## reproduce a pathology, analyze its traces, run the fix and judge 
 
 test: tools tools-test build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, Kubernetes checks on a throwaway control plane, end-to-end smoke runs
 
+# The licence gate reads the services' Maven graph with the JDK they build
+# with (POM profiles may depend on it), and fetches what the caches lack.
 test-static: tools $(TRACELAB)
-	@echo "==> static checks: scenario files with their load definitions, generated files"
+	@echo "==> static checks: generated files, scenario files with their load definitions, licences, tools.sh's job statuses"
 	$(TRACELAB) generate --check
 	$(TRACELAB) scenario validate
+	jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk $(TRACELAB) licences check
+	infra/local/jobs_test.sh
 
 TRACEQLCHECK := dashboards/traceqlcheck
 

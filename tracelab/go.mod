@@ -4,6 +4,7 @@ go 1.24
 
 require (
 	github.com/drone/envsubst v1.0.3
+	github.com/google/licensecheck v0.3.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/tsenart/vegeta/v12 v12.13.0
 	golang.org/x/text v0.16.0

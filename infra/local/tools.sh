@@ -312,33 +312,11 @@ promtool_bin() {
   STUB=plugins/plugins.go go_tool promtool github.com/prometheus/prometheus "$PROMETHEUS_VERSION" github.com/prometheus/prometheus/cmd/promtool
 }
 
-# in_parallel NAME FUNCTION [ARGS...]: starts one tool's fetch or build in
-# the background; its path lands in $jobs/NAME. await_all waits for them
-# all, saying every 30 s which are still running. On 2 cores the Go builds
-# share the CPU, but Maven's and the module proxy's downloads overlap them.
-in_parallel() {
-  local name=$1; shift
-  ( TOOLS_IN_PARALLEL=1 "$@" >"$jobs/$name" ) &
-  pids+=("$!") names+=("$name")
-}
-
-await_all() {
-  local start=$SECONDS shown=$SECONDS i running failed=()
-  trap 'kill "${pids[@]}" 2>/dev/null; exit 130' INT TERM
-  while :; do
-    running=()
-    for i in "${!pids[@]}"; do kill -0 "${pids[$i]}" 2>/dev/null && running+=("${names[$i]}"); done
-    [ ${#running[@]} = 0 ] && break
-    if (( SECONDS - shown >= 30 )); then
-      shown=$SECONDS
-      printf '    ... still working (%ds): %s\n' $((SECONDS - start)) "${running[*]}" >&2
-    fi
-    sleep 1
-  done
-  trap - INT TERM
-  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
-  [ ${#failed[@]} = 0 ] || die "failed: ${failed[*]} (see the messages above and $cache/logs/)"
-}
+# in_parallel and await_all: side-by-side fetches and builds. On 2 cores the
+# Go builds share the CPU, but Maven's and the module proxy's downloads
+# overlap them.
+# shellcheck source=jobs.sh
+. "$root/infra/local/jobs.sh"
 
 tool() { cat "$jobs/$1"; }
 

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"tracelab/pkg/licences"
+)
+
+func init() {
+	register("licences", "check every Go module, Maven artifact and npm package the lab builds against infra/local/licences.yaml (AGPL, SSPL, BUSL or no licence fail)", runLicences)
+}
+
+func runLicences(args []string) int {
+	fs := flag.NewFlagSet("licences", flag.ContinueOnError)
+	home, _ := os.UserHomeDir()
+	repo := fs.String("maven-repo", filepath.Join(home, ".m2", "repository"), "Maven's local repository, where the POMs are read")
+	verbose := fs.Bool("v", false, "list every package checked and the licences found")
+	const usage = "usage: tracelab licences check [-v] [--maven-repo DIR]"
+	if len(args) == 0 || args[0] != "check" {
+		return fail(exitUsage, usage)
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 0 {
+		return fail(exitUsage, usage)
+	}
+	root, err := labRoot()
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	policy, err := licences.LoadPolicy(filepath.Join(root, licences.PolicyFile))
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	gate := &licences.Gate{
+		Root: root, Policy: policy, MavenRepo: *repo, Progress: os.Stderr,
+		Download: licences.GoModDownload, Collect: licences.MvnCollect,
+	}
+	r, err := gate.Run()
+	if err != nil {
+		return fail(exitRuntime, "licences: %v", err)
+	}
+	if *verbose {
+		for _, c := range r.Checked {
+			fmt.Printf("licences: %s\n", c)
+		}
+	}
+	for _, e := range r.Exceptions {
+		fmt.Printf("licences: exception: %s\n", e)
+	}
+	for _, v := range r.Violations {
+		fmt.Printf("licences: %s\n", v)
+	}
+	if r.FailedFast {
+		return fail(exitFail, "licences: %d module(s) on the deny list; nothing else was checked", len(r.Violations))
+	}
+	counts := fmt.Sprintf("%d Go modules, %d Maven artifacts", r.GoModules, r.MavenArtifacts)
+	if r.NpmPackages > 0 {
+		counts += fmt.Sprintf(", %d npm packages", r.NpmPackages)
+	}
+	if len(r.Violations) > 0 {
+		return fail(exitFail, "licences: %s checked, %d refused", counts, len(r.Violations))
+	}
+	fmt.Printf("licences: %s checked, 0 denied\n", counts)
+	return exitOK
+}
