@@ -134,7 +134,7 @@ func (d *Definition) Run(ctx context.Context, opt Options) (*Run, error) {
 			}
 			return nil, ctx.Err()
 		case <-tick.C:
-			progress("load: %d requests answered in %s, %d failed", len(run.Records), time.Since(run.Start).Round(time.Second), failed)
+			progress("load: %d%s requests answered in %s, %d failed", len(run.Records), model.of(), time.Since(run.Start).Round(time.Second), failed)
 			continue
 		case res, ok := <-results:
 			if !ok {

@@ -48,6 +48,17 @@ func (m Model) String() string {
 	}
 }
 
+// of is " of N" when the model knows how many requests it sends.
+func (m Model) of() string {
+	switch {
+	case m.Open:
+		return fmt.Sprintf(" of %d", len(m.Schedule))
+	case m.Iterations > 0:
+		return fmt.Sprintf(" of %d", m.Iterations)
+	}
+	return ""
+}
+
 // ModelOf reads the model from the parameters (strings, as a scenario's
 // profile gives them).
 func ModelOf(params map[string]string) (Model, error) {
