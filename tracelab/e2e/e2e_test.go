@@ -233,6 +233,7 @@ func runSmoke(t *testing.T, name string) result.Result {
 		t.Errorf("verdict %q", res.Verdict)
 	}
 	checkCPUAndIntervals(t, name, res)
+	checkJoin(t, res)
 	t.Run("dashboards", func(t *testing.T) { checkDashboards(t, name, res) })
 	t.Run("report-in-chromium", func(t *testing.T) { checkReportInChromium(t, filepath.Join(filepath.Dir(path), "report.html"), res) })
 	if check, ok := whileStackUp[name]; ok {
@@ -265,6 +266,32 @@ func checkCPUAndIntervals(t *testing.T, name string, res result.Result) {
 		}
 		if c.Ratio == nil || !(c.Ratio.Low <= c.Ratio.Value && c.Ratio.Value <= c.Ratio.High) {
 			t.Errorf("%s: ratio %+v; want value within [low, high]", c.Name, c.Ratio)
+		}
+	}
+}
+
+// checkJoin: every request the load got an answer to is joined to its
+// trace by the trace id it sent, and the server's span lies within what
+// the client measured from the send.
+func checkJoin(t *testing.T, res result.Result) {
+	t.Helper()
+	for _, v := range res.Variants {
+		answered, joined := 0, 0
+		for _, rq := range v.Requests {
+			if rq.Status != 0 {
+				answered++
+			}
+			if rq.ServerMs == nil {
+				continue
+			}
+			joined++
+			if sent := rq.LatencyMs - rq.WaitMs(); *rq.ServerMs > sent+1 {
+				t.Errorf("%s: request %s: server span %.1f ms, longer than the %.1f ms the client measured", v.Variant, rq.TraceID, *rq.ServerMs, sent)
+				break
+			}
+		}
+		if answered == 0 || joined != answered {
+			t.Errorf("%s: %d of %d answered requests joined to their traces", v.Variant, joined, answered)
 		}
 	}
 }

@@ -77,7 +77,7 @@ const (
 func (d *Definition) Run(ctx context.Context, opt Options) (*Run, error) {
 	params, err := d.params(opt.Params)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %v", d.file, err)
 	}
 	model, err := ModelOf(params)
 	if err != nil {
@@ -187,17 +187,24 @@ func (d *Definition) params(given map[string]string) (map[string]string, error) 
 			if len(d.Params) > 0 {
 				own = "its own " + strings.Join(d.ParamNames(), ", ")
 			}
-			return nil, fmt.Errorf("%s: unknown parameter %s; the load takes %s, and %s", d.file, k, strings.Join(modelParams, ", "), own)
+			return nil, fmt.Errorf("unknown parameter %s; the load takes %s, and %s", k, strings.Join(modelParams, ", "), own)
 		}
 		out[k] = v
 	}
 	return out, nil
 }
 
-// CheckParams refuses names the definition does not take.
+// CheckParams refuses names the definition does not take, and values the
+// model cannot read.
 func (d *Definition) CheckParams(given map[string]string) error {
-	_, err := d.params(given)
-	return err
+	params, err := d.params(given)
+	if err == nil {
+		_, err = ModelOf(params)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v", d.file, err)
+	}
+	return nil
 }
 
 // setup makes the definition's setup calls and returns their lists.
