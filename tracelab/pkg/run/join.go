@@ -24,6 +24,9 @@ func join(records []load.Record, traces []*trace.Trace) []result.Request {
 			sent := rec.LatencyMs - rec.WaitMs() // the latency from the send
 			server := float64(t.Root.Duration()) / 1e6
 			rq.ServerMs = &server
+			// A server span may end a little after the client has its
+			// answer (the agent ends it once the response is written; up to
+			// 13 ms later was seen here under load): no time outside, then.
 			outside := max(0, sent-server)
 			rq.OutsideMs = &outside
 		}
