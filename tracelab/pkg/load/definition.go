@@ -35,6 +35,7 @@ type Definition struct {
 	Requests []Request `yaml:"requests"`
 
 	file      string
+	source    []byte
 	requests  []*request
 	setupList map[string]bool
 }
@@ -94,7 +95,7 @@ func ReadDefinition(path string) (*Definition, error) {
 
 // ParseDefinition checks data as the definition at file (for messages).
 func ParseDefinition(file string, data []byte) (*Definition, error) {
-	d := &Definition{file: file, setupList: map[string]bool{}}
+	d := &Definition{file: file, source: data, setupList: map[string]bool{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(d); err != nil {

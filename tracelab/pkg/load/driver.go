@@ -30,6 +30,9 @@ func (Local) Run(ctx context.Context, def *Definition, opt Options) (*Run, error
 // File is where the definition was read from.
 func (d *Definition) File() string { return d.file }
 
+// Source is the definition's text as read.
+func (d *Definition) Source() []byte { return d.source }
+
 // The lines around a run's JSON on standard output, where a Job's log
 // carries it among progress lines (`tracelab load run --out -`).
 const (

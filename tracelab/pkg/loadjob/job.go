@@ -157,17 +157,13 @@ func (j *Job) readTemplate(ctx context.Context) (*template, error) {
 
 // checkDefinition refuses a run whose definition differs from the cluster's
 // copy: the numbers would come from another load than the checkout's.
-func checkDefinition(t *template, file string) error {
-	base := filepath.Base(file)
+func checkDefinition(t *template, def *load.Definition) error {
+	base := filepath.Base(def.File())
 	inCluster, ok := t.files[base]
 	if !ok {
 		return fmt.Errorf("the cluster has no load definition %s (ConfigMap loadtests); redeploy the lab (make kind-up or make eks-deploy)", base)
 	}
-	local, err := os.ReadFile(file)
-	if err != nil {
-		return err
-	}
-	if string(local) != inCluster {
+	if string(def.Source()) != inCluster {
 		return fmt.Errorf("the cluster's copy of loadtests/%s differs from the checkout's; redeploy the lab (make kind-up or make eks-deploy)", base)
 	}
 	return nil
@@ -230,7 +226,7 @@ func (j *Job) Run(ctx context.Context, def *load.Definition, opt load.Options) (
 	if err != nil {
 		return nil, err
 	}
-	if err := checkDefinition(t, def.File()); err != nil {
+	if err := checkDefinition(t, def); err != nil {
 		return nil, err
 	}
 	m, err := manifest(t, def.File(), opt)
