@@ -90,7 +90,9 @@ func (d *Definition) Run(ctx context.Context, opt Options) (*Run, error) {
 		}
 	}
 	target := strings.TrimSuffix(opt.Target, "/")
-	tr := &transport{next: &http.Transport{MaxIdleConnsPerHost: 10000, DisableCompression: true}}
+	conns := &http.Transport{MaxIdleConnsPerHost: 10000, DisableCompression: true}
+	defer conns.CloseIdleConnections()
+	tr := &transport{next: conns}
 	// A redirect would be a second request under the first one's record.
 	client := &http.Client{Transport: tr, Timeout: d.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -104,13 +106,6 @@ func (d *Definition) Run(ctx context.Context, opt Options) (*Run, error) {
 	}
 	m := &mix{def: d, target: target, weights: weights, lists: lists, data: data}
 
-	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(model.Users)), vegeta.MaxWorkers(uint64(model.MaxUsers)))
-	var pacer vegeta.Pacer = backToBack{iterations: model.Iterations}
-	du := model.Duration
-	if model.Open {
-		pacer = schedulePacer(model.Schedule)
-		du = 0 // the schedule ends the run
-	}
 	progress := opt.Progress
 	if progress == nil {
 		progress = func(string, ...any) {}
@@ -122,9 +117,10 @@ func (d *Definition) Run(ctx context.Context, opt Options) (*Run, error) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 
+	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(model.Users)), vegeta.MaxWorkers(uint64(model.MaxUsers)))
+	pacer, du := model.pacer()
 	run := &Run{Model: model.String(), Start: time.Now()}
 	results := atk.Attack(m.next, pacer, du, "")
-	ms := func(t time.Duration) float64 { return float64(t) / 1e6 }
 	failed := 0
 	for {
 		select {
@@ -135,7 +131,6 @@ func (d *Definition) Run(ctx context.Context, opt Options) (*Run, error) {
 			return nil, ctx.Err()
 		case <-tick.C:
 			progress("load: %d%s requests answered in %s, %d failed", len(run.Records), model.of(), time.Since(run.Start).Round(time.Second), failed)
-			continue
 		case res, ok := <-results:
 			if !ok {
 				if m.err != nil {
@@ -144,33 +139,42 @@ func (d *Definition) Run(ctx context.Context, opt Options) (*Run, error) {
 				run.Summary = Summarize(run.Records, model)
 				return run, nil
 			}
-			meta := tr.take(res.Seq)
-			sent := res.Timestamp.Sub(run.Start)
-			scheduled := sent
-			if model.Open && res.Seq < uint64(len(model.Schedule)) {
-				scheduled = min(sent, model.Schedule[res.Seq])
-			}
-			rec := Record{TraceID: meta.traceID, ScheduledMs: ms(scheduled), SentMs: ms(sent),
-				LatencyMs: ms(sent + res.Latency - scheduled), Status: int(res.Code), BytesIn: res.BytesIn, BytesOut: res.BytesOut}
-			var r *request
-			if meta.request >= 0 && meta.request < len(d.requests) {
-				r = d.requests[meta.request]
-				rec.Name = r.Name
-			}
-			switch {
-			case res.Code == 0 || r == nil:
-				rec.Error = or(res.Error, "no answer")
-			case int(res.Code) != meta.expect:
-				rec.Error = fmt.Sprintf("status %d, expected %d", res.Code, meta.expect)
-			case r.Keep != nil:
-				m.keep(r.Keep, res.Body)
-			}
+			rec := m.record(res, tr.take(res.Seq), model, run.Start)
 			if rec.Failed() {
 				failed++
 			}
 			run.Records = append(run.Records, rec)
 		}
 	}
+}
+
+// record is Vegeta's result as the lab keeps it. An open model's latency
+// runs from the request's scheduled instant: the attacker's seq numbers
+// follow the order requests left in, so the n-th to leave is due at the
+// n-th instant of the schedule.
+func (m *mix) record(res *vegeta.Result, meta meta, model Model, start time.Time) Record {
+	ms := func(t time.Duration) float64 { return float64(t) / 1e6 }
+	sent := res.Timestamp.Sub(start)
+	scheduled := sent
+	if model.Open && res.Seq < uint64(len(model.Schedule)) {
+		scheduled = min(sent, model.Schedule[res.Seq])
+	}
+	rec := Record{TraceID: meta.traceID, ScheduledMs: ms(scheduled), SentMs: ms(sent),
+		LatencyMs: ms(sent + res.Latency - scheduled), Status: int(res.Code), BytesIn: res.BytesIn, BytesOut: res.BytesOut}
+	var r *request
+	if meta.request >= 0 && meta.request < len(m.def.requests) {
+		r = m.def.requests[meta.request]
+		rec.Name = r.Name
+	}
+	switch {
+	case res.Code == 0 || r == nil:
+		rec.Error = or(res.Error, "no answer")
+	case int(res.Code) != meta.expect:
+		rec.Error = fmt.Sprintf("status %d, expected %d", res.Code, meta.expect)
+	case r.Keep != nil:
+		m.keep(r.Keep, res.Body)
+	}
+	return rec
 }
 
 // params are the definition's defaults overridden by given; a name that is
@@ -375,32 +379,6 @@ func (m *mix) keep(k *Keep, body []byte) {
 		m.lists[k.As] = append(m.lists[k.As], answer[k.Field])
 	}
 }
-
-// schedulePacer sends request n at its instant after the start, and stops
-// after the last.
-type schedulePacer []time.Duration
-
-func (p schedulePacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
-	if hits >= uint64(len(p)) {
-		return 0, true
-	}
-	sleep(p[hits] - elapsed)
-	return 0, false
-}
-
-// Rate is Vegeta's view of the pace; the attacker itself does not read it.
-func (p schedulePacer) Rate(time.Duration) float64 { return 0 }
-
-// backToBack is the closed model's pace: a request as soon as a user is
-// free (Vegeta's attacker blocks while all MaxWorkers are busy), up to
-// iterations requests when set.
-type backToBack struct{ iterations int }
-
-func (p backToBack) Pace(_ time.Duration, hits uint64) (time.Duration, bool) {
-	return 0, p.iterations > 0 && hits >= uint64(p.iterations)
-}
-
-func (p backToBack) Rate(time.Duration) float64 { return 0 }
 
 // transport gives every request a fresh, sampled W3C traceparent and
 // remembers, by Vegeta's sequence number, the trace id and what the

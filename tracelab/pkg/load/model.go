@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // The parameters that shape the load rather than its requests; every
@@ -46,6 +48,15 @@ func (m Model) String() string {
 	default:
 		return fmt.Sprintf("closed model: %d users for %s", m.Users, m.Duration)
 	}
+}
+
+// pacer is the model's pace for Vegeta's attacker, and the attack's
+// duration (0: the pace ends it).
+func (m Model) pacer() (vegeta.Pacer, time.Duration) {
+	if m.Open {
+		return schedulePacer(m.Schedule), 0
+	}
+	return backToBack{iterations: m.Iterations}, m.Duration
 }
 
 // of is " of N" when the model knows how many requests it sends.
@@ -206,3 +217,29 @@ func (p *modelReader) duration(name string, def time.Duration) time.Duration {
 	}
 	return d
 }
+
+// schedulePacer sends request n at its instant after the start, and stops
+// after the last.
+type schedulePacer []time.Duration
+
+func (p schedulePacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if hits >= uint64(len(p)) {
+		return 0, true
+	}
+	sleep(p[hits] - elapsed)
+	return 0, false
+}
+
+// Rate is Vegeta's view of the pace; the attacker itself does not read it.
+func (p schedulePacer) Rate(time.Duration) float64 { return 0 }
+
+// backToBack is the closed model's pace: a request as soon as a user is
+// free (Vegeta's attacker blocks while all MaxWorkers are busy), up to
+// iterations requests when set.
+type backToBack struct{ iterations int }
+
+func (p backToBack) Pace(_ time.Duration, hits uint64) (time.Duration, bool) {
+	return 0, p.iterations > 0 && hits >= uint64(p.iterations)
+}
+
+func (p backToBack) Rate(time.Duration) float64 { return 0 }
