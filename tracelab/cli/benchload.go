@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"tracelab/internal/loadbench"
+	"tracelab/pkg/loadbench"
 	"tracelab/pkg/load"
 )
 
