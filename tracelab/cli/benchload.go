@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"tracelab/pkg/loadbench"
 	"tracelab/pkg/load"
+	"tracelab/pkg/loadbench"
 )
 
 func init() {
