@@ -195,15 +195,17 @@ os_package() { # COMMAND PACKAGE
   command -v "$cmd"
 }
 
-# The control plane of make test-k8s: kube-apiserver, kube-controller-manager,
-# kube-scheduler and kubectl from k8s.io/kubernetes. Its go.mod replaces its
+# Kubernetes from k8s.io/kubernetes: the control plane of make test-k8s
+# (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) and the
+# node's own programs of make test-kind's node image (kubelet, kubeadm,
+# kube-proxy), in one build that compiles their shared packages once. Its go.mod replaces its
 # k8s.io/* staging modules by folders of its own repository (=> ./staging/...),
 # which the module proxy does not serve; the same code is published as those
 # modules' v0.<minor>.<patch>, so the wrapper module replaces each by that.
 # The list comes from the pinned go.mod itself, so a new staging module in a
 # later release needs no edit here.
 kubernetes_bins() {
-  local bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl) pkgs=() replaces=() b built=1
+  local bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kubeadm kube-proxy) pkgs=() replaces=() b built=1
   for b in "${bins[@]}"; do
     pkgs+=("k8s.io/kubernetes/cmd/$b")
     [ -x "$cache/kubernetes/$KUBERNETES_VERSION/$b" ] || built=
@@ -224,7 +226,9 @@ kubernetes_bins() {
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     for v in "gitVersion=$KUBERNETES_VERSION" gitMajor=1 "gitMinor=$minor" gitTreeState=clean; do ldflags+=" -X $p.$v"; done
   done
-  LDFLAGS=$ldflags go_tool kubernetes k8s.io/kubernetes "$KUBERNETES_VERSION" "${pkgs[*]}" "${replaces[@]}"
+  # Static, as Kubernetes' own release builds are: the node image and the
+  # component images run them on a Debian other than this machine's.
+  CGO_ENABLED=0 LDFLAGS=$ldflags go_tool kubernetes k8s.io/kubernetes "$KUBERNETES_VERSION" "${pkgs[*]}" "${replaces[@]}"
 }
 
 # The Kubernetes checks (make test-k8s): kustomize renders the overlays, a
@@ -270,6 +274,58 @@ EOF
   rm -rf "$jobs"
   mv "$state/tools-k8s.env.tmp" "$state/tools-k8s.env"
   say "Kubernetes check tools ready: $state/tools-k8s.env"
+}
+
+# The programs of make test-kind's cluster (infra/kind-test/): kind, and
+# what its node image needs besides Kubernetes' own programs, which
+# k8s_tools builds. The pause container is one C file of k8s.io/kubernetes,
+# compiled static so that it runs on an image with no libc.
+pause_bin() {
+  local out=$cache/pause/$PAUSE_VERSION/pause
+  if [ -x "$out" ]; then say "pause $PAUSE_VERSION (cached)"; printf '%s' "$out"; return; fi
+  command -v gcc >/dev/null || die "gcc is required to build the pause container; install it (Debian: apt-get install -y gcc libc6-dev)"
+  local src
+  src=$(go_module_dir "k8s.io/kubernetes@$KUBERNETES_VERSION")/build/pause/linux/pause.c
+  [ -f "$src" ] || die "k8s.io/kubernetes $KUBERNETES_VERSION has no build/pause/linux/pause.c; tools.sh needs updating"
+  mkdir -p "$(dirname "$out")"
+  gcc -Os -static -Wall -Werror -DVERSION="v$PAUSE_VERSION-tracelab" -o "$out.tmp" "$src" 2>>"$cache/logs/pause.log" ||
+    die "could not compile pause; log: $cache/logs/pause.log"
+  mv "$out.tmp" "$out"
+  printf '%s' "$out"
+}
+
+# The folder of a module version in Go's module cache, downloaded if need be.
+go_module_dir() { # MODULE@VERSION
+  go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
+}
+
+kind_tools() {
+  k8s_tools
+  jobs=$(mktemp -d) pids=() names=()
+  in_parallel kind go_tool kind sigs.k8s.io/kind "$KIND_VERSION" sigs.k8s.io/kind
+  in_parallel crictl go_tool crictl sigs.k8s.io/cri-tools "$CRICTL_VERSION" sigs.k8s.io/cri-tools/cmd/crictl
+  in_parallel coredns go_tool coredns github.com/coredns/coredns "$COREDNS_VERSION" github.com/coredns/coredns
+  in_parallel local-path-provisioner go_tool local-path-provisioner github.com/rancher/local-path-provisioner \
+    "$LOCAL_PATH_PROVISIONER_VERSION" github.com/rancher/local-path-provisioner
+  in_parallel pause pause_bin
+  await_all
+  cat >"$state/tools-kind.env.tmp" <<EOF
+# Written by infra/local/tools.sh kind; do not edit.
+KIND_VERSION=$KIND_VERSION
+KIND_BIN=$(tool kind)
+KIND_SRC=$(go_module_dir "sigs.k8s.io/kind@$KIND_VERSION")
+KUBERNETES_BIN_DIR=$cache/kubernetes/$KUBERNETES_VERSION
+CRICTL_BIN=$(tool crictl)
+COREDNS_VERSION=$COREDNS_VERSION
+COREDNS_BIN=$(tool coredns)
+LOCAL_PATH_PROVISIONER_VERSION=$LOCAL_PATH_PROVISIONER_VERSION
+LOCAL_PATH_PROVISIONER_BIN=$(tool local-path-provisioner)
+PAUSE_VERSION=$PAUSE_VERSION
+PAUSE_BIN=$(tool pause)
+EOF
+  rm -rf "$jobs"
+  mv "$state/tools-kind.env.tmp" "$state/tools-kind.env"
+  say "kind test tools ready: $state/tools-kind.env"
 }
 
 # The peer analyzer of `make bench-detect`: perf-sentinel, a Rust crate,
@@ -375,10 +431,11 @@ export GONOSUMDB=${GONOSUMDB:+$GONOSUMDB,}github.com/open-telemetry,go.opentelem
 export GOFLAGS=-mod=mod
 case "${1:-}" in
   k8s) k8s_tools ;;
+  kind) kind_tools ;;
   bench) bench_tools ;;
   test) test_tools ;;
   # Root's part of make test, for a CI that then runs it unprivileged.
   test-packages) os_package chromium chromium >/dev/null ;;
   "") main ;;
-  *) die "unknown argument '$1'; usage: tools.sh [test|test-packages|k8s|bench]" ;;
+  *) die "unknown argument '$1'; usage: tools.sh [test|test-packages|k8s|kind|bench]" ;;
 esac

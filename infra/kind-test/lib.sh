@@ -1,0 +1,31 @@
+# Shared by the scripts of infra/kind-test (sourced, not run).
+# shellcheck shell=bash
+DOCKER=${DOCKER:-docker}
+
+say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
+die() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; exit 1; }
+have_image() { "$DOCKER" image inspect "$1" >/dev/null 2>&1; }
+
+# rootfs IMAGE PACKAGES: a Debian bookworm root with PACKAGES (comma
+# separated), made by mmdebstrap from the apt mirror and imported as IMAGE,
+# unless IMAGE is there already. No registry is involved.
+rootfs() {
+  have_image "$1" && return
+  say "building $1 from Debian's mirror (mmdebstrap, about 2 minutes)"
+  mmdebstrap --quiet --variant=minbase --include="$2" bookworm - | "$DOCKER" import - "$1" >/dev/null
+}
+
+# content_key FILE...: a short hash of files and strings, for image tags that
+# change when what an image is built from does.
+content_key() { cat "$@" | sha256sum | cut -c1-12; }
+
+# The slim Debian root the images of the test harness build on, built once
+# per package list; prints its name. kube-proxy programs iptables, the
+# local-path helper runs sh, mkdir and rm; the rest need CA certificates.
+SLIM_PACKAGES=ca-certificates,iptables,conntrack
+slim_image() {
+  local image
+  image=tracelab-kind/debian-slim:bookworm-$(content_key <<<"$SLIM_PACKAGES")
+  rootfs "$image" "$SLIM_PACKAGES"
+  echo "$image"
+}
