@@ -25,7 +25,7 @@ MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f se
 
 .PHONY: help tools tools-test build generate up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
 .PHONY: tools-bench bench-detect bench-first-run profile-antpath
-.PHONY: tools-k8s test-k8s images kind-load kind-preload kind-mirror kind-up kind-down k8s-wait eks-up eks-push eks-deploy eks-down
+.PHONY: tools-k8s test-k8s test-kind images kind-load kind-preload kind-mirror kind-up kind-down k8s-wait eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
 
@@ -167,6 +167,12 @@ IMAGE_TAG   ?= dev
 export DOCKER IMAGE_TAG
 KIND_CLUSTER := tracelab
 KIND_CONTEXT := kind-$(KIND_CLUSTER)
+# What kind-up creates and deploys. make test-kind points them at its own
+# (infra/kind-test/README.md): a cluster config with this machine's
+# workarounds, a node image built here, and an overlay of images built here.
+KIND_CONFIG  ?= k8s/kind/cluster.yaml
+KIND_IMAGE   ?=
+KIND_OVERLAY ?= k8s/overlays/kind
 EKS_CONTEXT  := tracelab-eks
 # The base reads the local runtime's files (ports.env, otelcol.yaml, ...)
 # from outside k8s/, hence the load restrictor. kubectl's built-in kustomize
@@ -236,7 +242,7 @@ images: $(TRACELAB) ## build the images tracelab/<service>:IMAGE_TAG and tracela
 kind-load: ## load the lab's own images (services, tracelab) into the kind cluster, each under a tag of its own build (id-<image ID>)
 	@$(call need,kind,$(INSTALL_KIND))
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
-	@for ref in $$($(RENDER) k8s/overlays/kind | k8s/images.sh tag-builds); do \
+	@for ref in $$($(RENDER) $(KIND_OVERLAY) | k8s/images.sh tag-builds); do \
 	  kind load docker-image --name $(KIND_CLUSTER) $$ref; \
 	done
 
@@ -251,7 +257,7 @@ kind-preload: ## pull the kind overlay's third-party images once with your own d
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@$(call need,$(DOCKER),kind runs its node in a container: install Docker)
 	@mkdir -p $(STATE)
-	@images=$$($(RENDER) k8s/overlays/kind | k8s/images.sh third-party); \
+	@images=$$($(RENDER) $(KIND_OVERLAY) | k8s/images.sh third-party); \
 	for i in $$images; do \
 	  $(DOCKER) image inspect $$i >/dev/null 2>&1 || $(DOCKER) pull --platform $(HOST_PLATFORM) $$i; \
 	done; \
@@ -283,12 +289,18 @@ kind-up: ## create the kind cluster, build and load the images, deploy the lab, 
 	@$(call need,kind,$(INSTALL_KIND))
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@$(call need,$(DOCKER),kind runs its node in a container: install Docker)
-	@kind get clusters 2>/dev/null | grep -qx $(KIND_CLUSTER) || kind create cluster --config k8s/kind/cluster.yaml
+	@kind get clusters 2>/dev/null | grep -qx $(KIND_CLUSTER) || kind create cluster --config $(KIND_CONFIG) $(if $(KIND_IMAGE),--image $(KIND_IMAGE))
 	@$(MAKE) --no-print-directory kind-mirror $(if $(KIND_PRELOAD),kind-preload) images kind-load
 	@k8s/gen-secrets.sh
-	$(RENDER) k8s/overlays/kind | k8s/images.sh pin-builds | kubectl --context $(KIND_CONTEXT) apply -f -
+	$(RENDER) $(KIND_OVERLAY) | k8s/images.sh pin-builds | kubectl --context $(KIND_CONTEXT) apply -f -
 	@$(MAKE) --no-print-directory k8s-wait CONTEXT=$(KIND_CONTEXT)
 	@echo "kind: ready. RUNTIME=kind make scenario-nplus1; Jaeger http://127.0.0.1:16686, Grafana http://127.0.0.1:13000 (admin, password in k8s/base/secrets/grafana.env)"
+
+# CI's kind stage (.ci/run runs it after make test): everything built here,
+# no registry. As root where no container engine answers: it then runs a
+# dockerd of its own, and stops it at the end.
+test-kind: $(TRACELAB) ## the lab on a real kind cluster built here from the registries: kind-up, two scenarios with RUNTIME=kind, kind-down (infra/kind-test/README.md)
+	@infra/kind-test/run.sh
 
 kind-down: ## delete the kind cluster and everything in it
 	@$(call need,kind,$(INSTALL_KIND))

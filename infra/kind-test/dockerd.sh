@@ -22,7 +22,9 @@ root=$(cd "$here/../.." && pwd)
 . "$root/infra/local/versions.env"
 cache=${TRACELAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tracelab}
 run=${TRACELAB_DOCKERD_RUN:-/run/tracelab-docker}
-data=${TRACELAB_DOCKERD_DATA:-$cache/kind-test/docker}
+# Outside the tool cache, which .ci/run hands back to its unprivileged user:
+# image layers keep their own owners.
+data=${TRACELAB_DOCKERD_DATA:-/var/lib/tracelab-docker}
 sock=$run/docker.sock
 bridge=${TRACELAB_DOCKERD_BRIDGE:-tlab0}
 # A /24 of the private range that neither Docker's default pools
