@@ -91,7 +91,7 @@ func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string
 		p.Samples["capacity_rps"] = cpu.served
 	}
 	if u, ok := cpu.use[s.Entrypoint.Service]; ok {
-		p.Bound = bound(u, cpusFor(settings[s.Entrypoint.Service]), sum.MeanMs)
+		p.Bound = bound(u, r.Runtime.CPUs(ctx, s.Entrypoint.Service, settings[s.Entrypoint.Service]), sum.MeanMs)
 		p.Metrics["capacity_cpu_ms_per_request"] = u.MsPerRequest
 		p.Metrics["capacity_cpu_cores"] = u.Cores
 		p.Samples["capacity_cpu_ms_per_request"] = cpu.perRequest

@@ -3,11 +3,7 @@ package run
 import (
 	"context"
 	"math"
-	"os/exec"
-	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"tracelab/pkg/bootstrap"
@@ -150,31 +146,6 @@ func bound(u result.CPUUse, cpus, meanMs float64) string {
 		return "on-CPU"
 	}
 	return "off-CPU"
-}
-
-// cpusFor is how many CPUs a service may use: its LAB_CPUS list when it
-// has one (a taskset list such as "1" or "0-1,3"), else the machine's. The
-// launcher pins with taskset; where there is none (macOS), the list is not
-// applied and the service may use every CPU.
-func cpusFor(settings map[string]string) float64 {
-	list := settings["LAB_CPUS"]
-	if _, err := exec.LookPath("taskset"); list == "" || err != nil {
-		return float64(runtime.NumCPU())
-	}
-	n := 0
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		if !isRange {
-			n++
-			continue
-		}
-		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
-		if err1 == nil && err2 == nil {
-			n += max(0, b-a+1)
-		}
-	}
-	return float64(n)
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"runtime"
 	"testing"
 	"time"
 
@@ -77,18 +76,5 @@ func TestBound(t *testing.T) {
 		if got := bound(c.use, c.cpus, c.meanMs); got != c.want {
 			t.Errorf("bound(%+v, %v CPUs, %v ms) = %s, want %s", c.use, c.cpus, c.meanMs, got, c.want)
 		}
-	}
-}
-
-func TestCPUsFor(t *testing.T) {
-	for list, want := range map[string]float64{"1": 1, "0-1": 2, "0-1,3": 3, "2,4": 2} {
-		if got := cpusFor(map[string]string{"LAB_CPUS": list}); got != want {
-			t.Errorf("LAB_CPUS=%s: %v CPUs, want %v", list, got, want)
-		}
-	}
-	// Without taskset (macOS) the launcher cannot pin, so the list is no budget.
-	t.Setenv("PATH", t.TempDir())
-	if got, want := cpusFor(map[string]string{"LAB_CPUS": "1"}), float64(runtime.NumCPU()); got != want {
-		t.Errorf("LAB_CPUS=1 without taskset: %v CPUs, want the machine's %v", got, want)
 	}
 }

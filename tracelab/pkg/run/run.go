@@ -207,7 +207,7 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 	cpu := cpuUse(cpuSamples, traces, s.Entrypoint.Service)
 	vr.CPU = cpu.use
 	if u, ok := cpu.use[s.Entrypoint.Service]; ok {
-		vr.Bound = bound(u, cpusFor(vr.Settings[s.Entrypoint.Service]), sum.MeanMs)
+		vr.Bound = bound(u, r.Runtime.CPUs(ctx, s.Entrypoint.Service, vr.Settings[s.Entrypoint.Service]), sum.MeanMs)
 		vr.Metrics["cpu_ms_per_request"] = u.MsPerRequest
 		vr.Metrics["cpu_cores"] = u.Cores
 		vr.Samples["cpu_ms_per_request"] = cpu.perRequest

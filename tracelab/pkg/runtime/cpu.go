@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 )
@@ -124,3 +125,28 @@ func cgroupCPU(out []byte) (float64, error) {
 // cgroupCPUCommand prints the container's CPU time on either cgroup
 // version, with only a shell and cat in the image.
 var cgroupCPUCommand = []string{"sh", "-c", "cat /sys/fs/cgroup/cpu.stat 2>/dev/null || cat /sys/fs/cgroup/cpuacct/cpuacct.usage"}
+
+// CPUs implements Runtime: its LAB_CPUS list when it
+// has one (a taskset list such as "1" or "0-1,3"), else the machine's. The
+// launcher pins with taskset; where there is none (macOS), the list is not
+// applied and the service may use every CPU.
+func (l *Local) CPUs(_ context.Context, _ string, settings map[string]string) float64 {
+	list := settings["LAB_CPUS"]
+	if _, err := exec.LookPath("taskset"); list == "" || err != nil {
+		return float64(goruntime.NumCPU())
+	}
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		if !isRange {
+			n++
+			continue
+		}
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+		if err1 == nil && err2 == nil {
+			n += max(0, b-a+1)
+		}
+	}
+	return float64(n)
+}

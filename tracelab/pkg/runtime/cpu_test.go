@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	goruntime "runtime"
 	"testing"
 	"time"
 )
@@ -55,5 +56,18 @@ func TestCgroupCPU(t *testing.T) {
 	}
 	if _, err := cgroupCPU([]byte("sh: cat: not found")); err == nil {
 		t.Error("an error message was read as CPU time")
+	}
+}
+
+func TestCPUsFor(t *testing.T) {
+	for list, want := range map[string]float64{"1": 1, "0-1": 2, "0-1,3": 3, "2,4": 2} {
+		if got := (&Local{}).CPUs(context.Background(), "svc", map[string]string{"LAB_CPUS": list}); got != want {
+			t.Errorf("LAB_CPUS=%s: %v CPUs, want %v", list, got, want)
+		}
+	}
+	// Without taskset (macOS) the launcher cannot pin, so the list is no budget.
+	t.Setenv("PATH", t.TempDir())
+	if got, want := (&Local{}).CPUs(context.Background(), "svc", map[string]string{"LAB_CPUS": "1"}), float64(goruntime.NumCPU()); got != want {
+		t.Errorf("LAB_CPUS=1 without taskset: %v CPUs, want the machine's %v", got, want)
 	}
 }

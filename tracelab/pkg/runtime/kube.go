@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,6 +158,28 @@ func (k *Kube) CPUSeconds(ctx context.Context, services []string) (map[string]fl
 	return out, nil
 }
 
+// CPUs implements Runtime: the CPU limit of the service's container, which
+// the kernel enforces by quota whatever the node has (LAB_CPUS, the local
+// runtime's taskset list, pins nothing here), or the machine's CPUs when the
+// limit cannot be read.
+func (k *Kube) CPUs(ctx context.Context, service string, _ map[string]string) float64 {
+	if ws, err := k.workloads(ctx); err == nil {
+		if cpus, err := parseCPUQuantity(ws[service].cpuLimit); err == nil && cpus > 0 {
+			return cpus
+		}
+	}
+	return float64(goruntime.NumCPU())
+}
+
+// parseCPUQuantity reads a Kubernetes CPU quantity: "2", "1.5" or "500m".
+func parseCPUQuantity(q string) (float64, error) {
+	if milli, ok := strings.CutSuffix(q, "m"); ok {
+		v, err := strconv.ParseFloat(milli, 64)
+		return v / 1000, err
+	}
+	return strconv.ParseFloat(q, 64)
+}
+
 // Running is false: the cluster outlives tracelab, and nothing tracelab
 // starts on it (port-forwards) survives the run that started it, so the
 // scenario runner always calls Down, which stops only those.
@@ -169,6 +193,7 @@ func (k *Kube) run(ctx context.Context, args ...string) ([]byte, error) {
 type workload struct {
 	kind, name      string
 	env             map[string]string // of all its containers
+	cpuLimit        string            // of its first container that has one
 	replicas, ready int
 }
 
@@ -199,6 +224,9 @@ func (k *Kube) workloads(ctx context.Context) (map[string]workload, error) {
 								Name  string `json:"name"`
 								Value string `json:"value"`
 							} `json:"env"`
+							Resources struct {
+								Limits map[string]string `json:"limits"`
+							} `json:"resources"`
 						} `json:"containers"`
 					} `json:"spec"`
 				} `json:"template"`
@@ -218,6 +246,9 @@ func (k *Kube) workloads(ctx context.Context) (map[string]workload, error) {
 		// them is the workload's (toxiproxy's DB_LATENCY_MS is read by its
 		// configurer's container).
 		for _, c := range it.Spec.Template.Spec.Containers {
+			if w.cpuLimit == "" {
+				w.cpuLimit = c.Resources.Limits["cpu"]
+			}
 			for _, e := range c.Env {
 				if _, seen := w.env[e.Name]; !seen {
 					w.env[e.Name] = e.Value

@@ -142,3 +142,14 @@ func TestEnvChanges(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCPUQuantity(t *testing.T) {
+	for q, want := range map[string]float64{"1": 1, "2": 2, "1.5": 1.5, "500m": 0.5, "250m": 0.25} {
+		if got, err := parseCPUQuantity(q); err != nil || got != want {
+			t.Errorf("%q: %v, %v; want %v", q, got, err, want)
+		}
+	}
+	if _, err := parseCPUQuantity(""); err == nil {
+		t.Error("an empty limit parsed")
+	}
+}

@@ -42,6 +42,9 @@ type Runtime interface {
 	// since it started: its process tree here, its container's cgroup on
 	// Kubernetes. A service that cannot be read is left out of the map.
 	CPUSeconds(ctx context.Context, services []string) (map[string]float64, error)
+	// CPUs is how many CPUs a service may use with the given settings: what
+	// its CPU use is judged against (on-CPU or off-CPU).
+	CPUs(ctx context.Context, service string, settings map[string]string) float64
 	// Status describes the stack's processes or workloads, one per line.
 	Status(ctx context.Context) (string, error)
 	// Down stops everything the runtime started; it is safe to call twice.
