@@ -110,7 +110,9 @@ SCRIPT
 say "importing ${#images[@]} images into the node's containerd"
 "$DOCKER" exec "$build" bash -c 'nohup containerd >/tmp/containerd.log 2>&1 & for i in $(seq 30); do [ -S /run/containerd/containerd.sock ] && ctr version >/dev/null 2>&1 && exit 0; sleep 1; done; cat /tmp/containerd.log; exit 1'
 "$DOCKER" save "${images[@]}" | "$DOCKER" exec -i "$build" ctr --namespace=k8s.io images import --all-platforms --no-unpack --digests -
-"$DOCKER" exec "$build" bash -c 'pkill containerd; while pgrep -x containerd >/dev/null; do sleep 0.2; done; rm -f /tmp/containerd.log'
+# The build container's init (sleep) reaps no child: a stopped containerd
+# stays a zombie, so wait for it to leave every other state.
+"$DOCKER" exec "$build" bash -c 'pkill -x containerd; while ps -o stat= -C containerd | grep -qv "^Z"; do sleep 0.2; done; rm -f /tmp/containerd.log'
 "$DOCKER" commit --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' "$build" "$node" >/dev/null
 say "built $node"
 echo "$node"

@@ -281,14 +281,14 @@ EOF
 # k8s_tools builds. The pause container is one C file of k8s.io/kubernetes,
 # compiled static so that it runs on an image with no libc.
 pause_bin() {
-  local out=$cache/pause/$PAUSE_VERSION/pause
-  if [ -x "$out" ]; then say "pause $PAUSE_VERSION (cached)"; printf '%s' "$out"; return; fi
+  local out=$cache/pause/$KUBERNETES_VERSION/pause
+  if [ -x "$out" ]; then say "pause of Kubernetes $KUBERNETES_VERSION (cached)"; printf '%s' "$out"; return; fi
   command -v gcc >/dev/null || die "gcc is required to build the pause container; install it (Debian: apt-get install -y gcc libc6-dev)"
   local src
   src=$(go_module_dir "k8s.io/kubernetes@$KUBERNETES_VERSION")/build/pause/linux/pause.c
   [ -f "$src" ] || die "k8s.io/kubernetes $KUBERNETES_VERSION has no build/pause/linux/pause.c; tools.sh needs updating"
   mkdir -p "$(dirname "$out")"
-  gcc -Os -static -Wall -Werror -DVERSION="v$PAUSE_VERSION-tracelab" -o "$out.tmp" "$src" 2>>"$cache/logs/pause.log" ||
+  gcc -Os -static -Wall -Werror -DVERSION="$KUBERNETES_VERSION" -o "$out.tmp" "$src" 2>>"$cache/logs/pause.log" ||
     die "could not compile pause; log: $cache/logs/pause.log"
   mv "$out.tmp" "$out"
   printf '%s' "$out"
@@ -320,7 +320,6 @@ COREDNS_VERSION=$COREDNS_VERSION
 COREDNS_BIN=$(tool coredns)
 LOCAL_PATH_PROVISIONER_VERSION=$LOCAL_PATH_PROVISIONER_VERSION
 LOCAL_PATH_PROVISIONER_BIN=$(tool local-path-provisioner)
-PAUSE_VERSION=$PAUSE_VERSION
 PAUSE_BIN=$(tool pause)
 EOF
   rm -rf "$jobs"
