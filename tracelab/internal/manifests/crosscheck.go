@@ -125,6 +125,9 @@ var (
 	dockerFrom  = regexp.MustCompile(`(?m)^FROM\s+(\S+)`)
 	dockerUser  = regexp.MustCompile(`(?m)^USER\s+(\d+)`)
 	dockerAgent = regexp.MustCompile(`(?m)^ARG OTEL_JAVAAGENT_VERSION=(\S+)`)
+	// ARG NAME=default, and a FROM that names one: FROM ${NAME}.
+	dockerArgDefault = regexp.MustCompile(`(?m)^ARG ([A-Za-z_][A-Za-z0-9_]*)=(\S+)`)
+	dockerArgRef     = regexp.MustCompile(`^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$`)
 )
 
 // imageRecipes checks the recipe of every framework (make images builds
@@ -143,16 +146,30 @@ func (c *checker) imageRecipes() {
 		if len(froms) < 2 {
 			c.bad("%s: want a multi-stage build (a build stage and a runtime stage)", rel)
 		}
+		// The bases are build arguments (make images passes JAVA_BUILD_IMAGE
+		// and JAVA_RUNTIME_IMAGE); their defaults are what users pull.
+		args := map[string]string{}
+		for _, a := range dockerArgDefault.FindAllStringSubmatch(s, -1) {
+			args[a[1]] = a[2]
+		}
 		for _, f := range froms {
-			if !pinned(f[1]) {
-				c.bad("%s: base image %s is not pinned to a version tag", rel, f[1])
+			base := f[1]
+			if m := dockerArgRef.FindStringSubmatch(base); m != nil {
+				if args[m[1]] == "" {
+					c.bad("%s: FROM %s, but no ARG %s=<image> gives its default", rel, base, m[1])
+					continue
+				}
+				base = args[m[1]]
+			}
+			if !pinned(base) {
+				c.bad("%s: base image %s is not pinned to a version tag", rel, base)
 			}
 		}
 		users := dockerUser.FindAllStringSubmatch(s, -1)
 		if len(users) == 0 || users[len(users)-1][1] == "0" {
 			c.bad("%s: the runtime stage must run as a numeric non-root USER", rel)
 		}
-		if !strings.Contains(s, `-pl "$SERVICE"`) || !strings.Contains(s, "EXPOSE ${PORT}") {
+		if !strings.Contains(s, "\nARG SERVICE\n") || !strings.Contains(s, `"$SERVICE/target/`) || !strings.Contains(s, "EXPOSE ${PORT}") {
 			c.bad("%s: must build the module named by --build-arg SERVICE and expose PORT (make images passes both)", rel)
 		}
 		m := dockerAgent.FindStringSubmatch(s)

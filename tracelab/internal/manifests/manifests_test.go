@@ -68,7 +68,7 @@ func TestBrokenManifestsFail(t *testing.T) {
 			"otelcol-k8s.yaml changes more than the Tempo exporter"},
 		{"infrastructure listed but not deployed", []edit{{"infra/components.yaml", "kafka: {}\n", "kafka: {}\nredis: {}\n"}},
 			"infrastructure redis (infra/components.yaml): no process in infra/local/process-compose.yaml"},
-		{"an image recipe on an unpinned base", []edit{{"services/images/spring.Dockerfile", "FROM eclipse-temurin:21.0.8_9-jre", "FROM eclipse-temurin"}},
+		{"an image recipe on an unpinned base", []edit{{"services/images/spring.Dockerfile", "ARG RUNTIME_IMAGE=eclipse-temurin:21.0.8_9-jre", "ARG RUNTIME_IMAGE=eclipse-temurin"}},
 			"services/images/spring.Dockerfile: base image eclipse-temurin is not pinned"},
 		{"a Java agent that is not the pinned one", []edit{{"services/images/spring.Dockerfile", "ARG OTEL_JAVAAGENT_VERSION=2.33.1", "ARG OTEL_JAVAAGENT_VERSION=2.20.0"}},
 			"OTEL_JAVAAGENT_VERSION 2.20.0 differs from infra/local/versions.env"},
