@@ -51,3 +51,7 @@ docker_build() {
   local out
   out=$("$DOCKER" build "$@" 2>&1) || { printf '%s\n' "$out" | tail -n 30 >&2; return 1; }
 }
+
+# k8s_images: every image that the manifests on stdin name, once each (as
+# k8s/images.sh reads them).
+k8s_images() { sed -nE 's/^[[:space:]]*(- )?image:[[:space:]]*"?([^"[:space:]]+)"?[[:space:]]*$/\2/p' | sort -u; }
