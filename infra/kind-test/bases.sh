@@ -24,8 +24,8 @@ mkdir -p "$work"
 # same plugin defaults, so the repository resolved here is the one it needs.
 MAVEN_VERSION=3.9.11
 # What the services (Spring Boot, Quarkus), the OpenTelemetry Java agent and
-# Kafka's broker use, seen running in their images (third-party.sh, and
-# infra/kind-test/README.md): java.desktop for java.beans (Spring),
+# Kafka's broker use, seen running in their images (try-images.py,
+# images/README.md): java.desktop for java.beans (Spring),
 # java.instrument and jdk.attach for the agent, java.management and
 # jdk.management for JMX and runtime metrics, the security modules for
 # Kafka's SASL classes, jdk.unsupported for sun.misc.Unsafe.
@@ -45,15 +45,20 @@ trap cleanup EXIT
 link() { cp -al "$1" "$2" 2>/dev/null || cp -a "$1" "$2"; }
 new_context() { cleanup; ctx=$(mktemp -d "$work/context.XXXXXX"); }
 build() { # IMAGE DIR: build infra/kind-test/images/DIR from $ctx on the slim root
-  local start=$SECONDS
+  local start=$SECONDS old
   docker_build --build-arg BASE="$slim" -f "$here/images/$2/Dockerfile" -t "$1" "$ctx"
   say "built $1 in $((SECONDS - start)) s, $(image_size "$1")"
+  # Older keys' builds of this base are of no further use.
+  for old in $("$DOCKER" images --format '{{.Repository}}:{{.Tag}}' "${1%:*}"); do
+    if [ "$old" != "$1" ]; then "$DOCKER" rmi "$old" >/dev/null 2>&1 || true; fi
+  done
 }
 
 # ---- Java build base ----
 poms=$(cd "$root/services" && find . -name pom.xml -not -path '*/target/*' | sort)
-key=$(content_key "$0" "$here/images/java-build/Dockerfile" "$jdk/release" <(echo "$MAVEN_VERSION $OTEL_JAVAAGENT_VERSION $poms") \
-  $(for p in $poms; do echo "$root/services/$p"; done))
+# The repository depends on the poms and Maven only; the image on the rest too.
+repo_key=$(content_key <(echo "$MAVEN_VERSION $OTEL_JAVAAGENT_VERSION $poms") $(for p in $poms; do echo "$root/services/$p"; done))
+key=$(content_key "$0" "$here/images/java-build/Dockerfile" "$jdk/release" <(echo "$repo_key"))
 java_build=tracelab-kind/java-build:$jdk_major-$key
 if have_image "$java_build"; then
   say "Java build base $java_build (cached)"
@@ -68,7 +73,7 @@ else
       die "could not fetch Maven $MAVEN_VERSION from Maven Central (needs a mvn on the PATH and Central)"
     tar -C "$work/maven" -xzf "$work/maven/apache-maven-$MAVEN_VERSION-bin.tar.gz"
   fi
-  repo=$work/m2-$key
+  repo=$work/m2-$repo_key
   if [ ! -f "$repo/.complete" ]; then
     # Resolved by building every module, as the recipes do, into an empty
     # repository: exactly what the images' builds read, and nothing of the
@@ -89,7 +94,7 @@ else
     touch "$repo/.complete"
     say "resolved in $((SECONDS - start)) s: $(du -sh "$repo" | cut -f1)"
     # Repositories of older keys are of no further use.
-    find "$work" -maxdepth 1 -name 'm2-*' -not -name "m2-$key" -exec rm -rf {} +
+    find "$work" -maxdepth 1 -name 'm2-*' -not -name "m2-$repo_key" -exec rm -rf {} +
   fi
   new_context
   link "$jdk" "$ctx/jdk"; link "$maven" "$ctx/maven"; link "$repo" "$ctx/repository"

@@ -36,7 +36,7 @@ trap cleanup EXIT
 # component NAME VERSION BASE [SOURCE=NAME_IN_CONTEXT]...: the recipe
 # images/NAME with its files and the sources linked into its context.
 component() {
-  local name=$1 version=$2 base=$3 image key start have
+  local name=$1 version=$2 base=$3 image key start have old
   shift 3
   image=tracelab-kind/$name:$version
   cleanup; ctx=$(mktemp -d "$work/context.XXXXXX")
@@ -48,8 +48,13 @@ component() {
     say "$image (cached)"
   else
     start=$SECONDS
+    old=$("$DOCKER" image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
     docker_build --build-arg BASE="$base" --label tracelab.key="$key" -t "$image" "$ctx"
     say "built $image in $((SECONDS - start)) s, $(image_size "$image")"
+    # The build it replaces, now untagged (unless a container still uses it).
+    if [ -n "$old" ] && [ "$old" != "$("$DOCKER" image inspect --format '{{.Id}}' "$image")" ]; then
+      "$DOCKER" rmi "$old" >/dev/null 2>&1 || true
+    fi
   fi
   echo "$image"
 }
