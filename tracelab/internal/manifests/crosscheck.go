@@ -128,12 +128,16 @@ var (
 	// ARG NAME=default, and a FROM that names one: FROM ${NAME}.
 	dockerArgDefault = regexp.MustCompile(`(?m)^ARG ([A-Za-z_][A-Za-z0-9_]*)=(\S+)`)
 	dockerArgRef     = regexp.MustCompile(`^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$`)
+	// From the build stage's FROM to the line before its first ARG.
+	dockerSharedStage = regexp.MustCompile(`(?s)\nFROM \$\{BUILD_IMAGE\} AS build\n.*?\nARG `)
 )
 
 // imageRecipes checks the recipe of every framework (make images builds
 // each service with its framework's): multi-stage, pinned bases, a non-root
 // user, and the Java agent of infra/local/versions.env.
 func (c *checker) imageRecipes() {
+	// The shared build stage of each recipe and the first recipe that had it.
+	var shared, sharedBy string
 	for _, fw := range slices.Sorted(maps.Keys(components.Frameworks)) {
 		rel := filepath.Join("services", "images", fw+".Dockerfile")
 		data, err := os.ReadFile(filepath.Join(c.root, rel))
@@ -145,6 +149,16 @@ func (c *checker) imageRecipes() {
 		froms := dockerFrom.FindAllStringSubmatch(s, -1)
 		if len(froms) < 2 {
 			c.bad("%s: want a multi-stage build (a build stage and a runtime stage)", rel)
+		}
+		// Every recipe's build stage starts with the same lines, up to its
+		// first ARG, so that one Maven build of services/ serves them all
+		// from the layer cache.
+		if m := dockerSharedStage.FindString(s); m == "" {
+			c.bad("%s: the build stage must start with FROM ${BUILD_IMAGE} AS build and build services/ before its first ARG", rel)
+		} else if shared == "" {
+			shared, sharedBy = m, rel
+		} else if m != shared {
+			c.bad("%s: its build stage differs from %s's before their first ARG; the layer cache would build services/ once per recipe", rel, sharedBy)
 		}
 		// The bases are build arguments (make images passes JAVA_BUILD_IMAGE
 		// and JAVA_RUNTIME_IMAGE); their defaults are what users pull.

@@ -70,6 +70,8 @@ func TestBrokenManifestsFail(t *testing.T) {
 			"infrastructure redis (infra/components.yaml): no process in infra/local/process-compose.yaml"},
 		{"an image recipe on an unpinned base", []edit{{"services/images/spring.Dockerfile", "ARG RUNTIME_IMAGE=eclipse-temurin:21.0.8_9-jre", "ARG RUNTIME_IMAGE=eclipse-temurin"}},
 			"services/images/spring.Dockerfile: base image eclipse-temurin is not pinned"},
+		{"image recipes whose builds the layer cache cannot share", []edit{{"services/images/quarkus.Dockerfile", "RUN mvn -B -q package -DskipTests", "RUN mvn -B -q package -DskipTests -T 2"}},
+			"services/images/spring.Dockerfile: its build stage differs from services/images/quarkus.Dockerfile's"},
 		{"a Java agent that is not the pinned one", []edit{{"services/images/spring.Dockerfile", "ARG OTEL_JAVAAGENT_VERSION=2.33.1", "ARG OTEL_JAVAAGENT_VERSION=2.20.0"}},
 			"OTEL_JAVAAGENT_VERSION 2.20.0 differs from infra/local/versions.env"},
 		{"a load definition that is not deployed", []edit{{"loadtests/checkout.yaml", "", "requests: [{path: /}]\n"}},
