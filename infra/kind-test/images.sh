@@ -12,6 +12,7 @@
 #      the lab's own or a tracelab-kind/ build
 #
 # Each step reports its time; a second run only checks what is unchanged.
+# DOCKER_BUILD_FLAGS goes to every docker build (--no-cache: a cold build).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)

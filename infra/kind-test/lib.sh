@@ -44,12 +44,14 @@ debian_image() {
 # image_size IMAGE: its size as docker images shows it (MB).
 image_size() { "$DOCKER" image inspect --format '{{.Size}}' "$1" | awk '{printf "%d MB", $1 / 1000000}'; }
 
-# docker_build ARGS...: docker build, silent unless it fails; then the end
-# of its output, which names the failing step (the CLI's notice that the
-# classic builder is deprecated would otherwise come with every build).
+# docker_build ARGS...: docker build (with DOCKER_BUILD_FLAGS, as make
+# images), silent unless it fails; then the end of its output, which names
+# the failing step (the CLI's notice that the classic builder is deprecated
+# would otherwise come with every build).
 docker_build() {
   local out
-  out=$("$DOCKER" build "$@" 2>&1) || { printf '%s\n' "$out" | tail -n 30 >&2; return 1; }
+  # shellcheck disable=SC2086 # a list of flags
+  out=$("$DOCKER" build ${DOCKER_BUILD_FLAGS:-} "$@" 2>&1) || { printf '%s\n' "$out" | tail -n 30 >&2; return 1; }
 }
 
 # k8s_images: every image that the manifests on stdin name, once each (as
