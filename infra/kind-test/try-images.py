@@ -188,25 +188,32 @@ class Lab:
             docker("run", "-d", *self.run_args(name, spec, c))
         return time.time()
 
-    def wait(self, name, started, budget):
-        spec = self.workloads[name]["spec"]["template"]["spec"]
-        pending = [c for c in spec["containers"] if c.get("startupProbe") or c.get("readinessProbe")]
+    def wait(self, started, budget):
+        """Polls every container of the workloads started ({name: time})
+        until each passes its startup (else readiness) probe; returns each
+        workload's seconds to ready."""
+        pending = {(n, c["name"]): c for n in started for c in self.workloads[n]["spec"]["template"]["spec"]["containers"]
+                   if c.get("startupProbe") or c.get("readinessProbe")}
+        ready = {n: 0.0 for n in started}
         while pending:
-            for c in list(pending):
-                cname = f"{PREFIX}{name}-{c['name']}"
+            for (n, cn), c in list(pending.items()):
+                cname = f"{PREFIX}{n}-{cn}"
                 state = json.loads(docker("inspect", "--format", "{{json .State}}", cname).stdout)
                 if not state["Running"]:
                     logs = docker("logs", "--tail", "15", cname, check=False)
-                    die(f"{name}/{c['name']} exited ({state['ExitCode']}{', out of memory' if state['OOMKilled'] else ''}):\n"
+                    die(f"{n}/{cn} exited ({state['ExitCode']}{', out of memory' if state['OOMKilled'] else ''}):\n"
                         + (logs.stdout + logs.stderr)[-2000:])
-                if self.probe_ok(name, c, c.get("startupProbe") or c["readinessProbe"]):
-                    pending.remove(c)
-            if pending and time.time() - started > budget:
-                logs = docker("logs", "--tail", "15", f"{PREFIX}{name}-{pending[0]['name']}", check=False)
-                die(f"{name}/{pending[0]['name']}: not ready after {budget} s:\n" + (logs.stdout + logs.stderr)[-2000:])
+                if self.probe_ok(n, c, c.get("startupProbe") or c["readinessProbe"]):
+                    del pending[(n, cn)]
+                    ready[n] = max(ready[n], time.time() - started[n])
+                    if not any(k[0] == n for k in pending):
+                        say(f"{n}: ready in {ready[n]:.0f} s")
+                elif time.time() - started[n] > budget:
+                    logs = docker("logs", "--tail", "15", cname, check=False)
+                    die(f"{n}/{cn}: not ready after {budget} s:\n" + (logs.stdout + logs.stderr)[-2000:])
             if pending:
                 time.sleep(1)
-        return time.time() - started
+        return ready
 
 
 def cleanup():
@@ -231,14 +238,10 @@ def main():
         ready = {}
         for name in ORDER:
             say(f"{name}: starting")
-            ready[name] = lab.wait(name, lab.start(name), opts.budget)
-            say(f"{name}: ready in {ready[name]:.0f} s")
+            ready.update(lab.wait({name: lab.start(name)}, opts.budget))
         rest = sorted(n for n in lab.workloads if n not in ORDER)
         say(f"starting {', '.join(rest)} at once, as a rollout would")
-        started = {n: lab.start(n) for n in rest}
-        for n in rest:
-            ready[n] = lab.wait(n, started[n], opts.budget)
-            say(f"{n}: ready in {ready[n]:.0f} s")
+        ready.update(lab.wait({n: lab.start(n) for n in rest}, opts.budget))
         say("requests through the lab: catalog, orders, ingest; then their traces in Jaeger")
         for url, data in [("http://127.0.0.1:18080/catalog/summary", None),
                           ("http://127.0.0.1:18082/orders", '{"customerId": 1, "lines": [{"productId": 1, "quantity": 2}]}'),
