@@ -68,7 +68,7 @@ else
     say "Maven $MAVEN_VERSION from Maven Central"
     mkdir -p "$work/maven"
     # Any Maven fetches it: the machine's, or the one of make tools.
-    mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+    mvn -B -q -Dstyle.color=never org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
       -Dartifact="org.apache.maven:apache-maven:$MAVEN_VERSION:tar.gz:bin" -DoutputDirectory="$work/maven" >&2 ||
       die "could not fetch Maven $MAVEN_VERSION from Maven Central (needs a mvn on the PATH and Central)"
     tar -C "$work/maven" -xzf "$work/maven/apache-maven-$MAVEN_VERSION-bin.tar.gz"
@@ -82,8 +82,8 @@ else
     start=$SECONDS
     rm -rf "$repo"; new_context
     tar -C "$root/services" --exclude=target -cf - . | tar -C "$ctx" -xf -
-    (cd "$ctx" && JAVA_HOME=$jdk "$maven/bin/mvn" -B -q -Dmaven.repo.local="$repo" package -DskipTests >&2 &&
-      JAVA_HOME=$jdk "$maven/bin/mvn" -B -q -Dmaven.repo.local="$repo" org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+    (cd "$ctx" && JAVA_HOME=$jdk "$maven/bin/mvn" -B -q -Dstyle.color=never -Dmaven.repo.local="$repo" package -DskipTests >&2 &&
+      JAVA_HOME=$jdk "$maven/bin/mvn" -B -q -Dstyle.color=never -Dmaven.repo.local="$repo" org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
         -Dartifact="io.opentelemetry.javaagent:opentelemetry-javaagent:$OTEL_JAVAAGENT_VERSION" -DoutputDirectory="$ctx/agent" >&2) ||
       die "the services do not build on the host with Maven $MAVEN_VERSION; fix that first (make build)"
     # The modules' own artifacts are the images' to build. Without the
