@@ -11,6 +11,8 @@
 #   4. the overlay renders, and every image it names is there and is either
 #      the lab's own or a tracelab-kind/ build
 #
+# Prints make images' variables for these bases on stdout (for make kind-up
+# in the test, infra/kind-test/run.sh); everything else goes to stderr.
 # Each step reports its time; a second run only checks what is unchanged.
 # DOCKER_BUILD_FLAGS goes to every docker build (--no-cache: a cold build).
 set -euo pipefail
@@ -38,7 +40,7 @@ export JAVA_RUNTIME_IMAGE
 JAVA_RUNTIME_IMAGE=$(sed -n 's/^JAVA_RUNTIME_IMAGE=//p' "$bases")
 step "third-party images (third-party.sh)" eval '"$here/third-party.sh" >/dev/null'
 # shellcheck disable=SC2046 # one make variable per line of bases.sh
-step "the lab's images (make images)" make -C "$root" --no-print-directory images $(cat "$bases")
+step "the lab's images (make images)" make -C "$root" --no-print-directory images $(cat "$bases") >&2
 
 say "images: checking the test overlay's images"
 "$root/k8s/gen-secrets.sh" >/dev/null
@@ -53,3 +55,4 @@ for image in $(k8s_images <<<"$manifests"); do
 done
 [ "$missing" = 0 ] || die "the test overlay names images that are not here (above)"
 say "images: all $(k8s_images <<<"$manifests" | wc -l) images of infra/kind-test/overlay are here"
+cat "$bases"
