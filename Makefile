@@ -222,21 +222,28 @@ test-k8s-configs: tools tools-k8s
 # One recipe per framework (services/images/<framework>.Dockerfile); each
 # service's framework and port come from its description (tracelab services).
 # The load engine's image is tracelab's own (tracelab/Dockerfile); GO_IMAGE
-# and RUNTIME_IMAGE replace its public base images.
+# and RUNTIME_IMAGE replace its public base images, JAVA_BUILD_IMAGE and
+# JAVA_RUNTIME_IMAGE the services' (Maven with a JDK, and a JRE), for a
+# machine that cannot pull them (infra/kind-test/images.sh passes local
+# ones). DOCKER_BUILD_FLAGS goes to every docker build (e.g. --network host).
 GO_IMAGE ?=
 RUNTIME_IMAGE ?=
-images: $(TRACELAB) ## build the images tracelab/<service>:IMAGE_TAG and tracelab/tracelab:IMAGE_TAG (the load) for the nodes' platform (NODES=kind|eks, PLATFORM, GO_IMAGE, RUNTIME_IMAGE; needs docker)
+JAVA_BUILD_IMAGE ?=
+JAVA_RUNTIME_IMAGE ?=
+DOCKER_BUILD_FLAGS ?=
+images: $(TRACELAB) ## build the images tracelab/<service>:IMAGE_TAG and tracelab/tracelab:IMAGE_TAG (the load) for the nodes' platform (NODES=kind|eks, PLATFORM, GO_IMAGE, RUNTIME_IMAGE, JAVA_BUILD_IMAGE, JAVA_RUNTIME_IMAGE, DOCKER_BUILD_FLAGS; needs docker)
 	@$(call need,$(DOCKER),install Docker or set DOCKER=podman)
 	@$(DOCKER) info >/dev/null 2>&1 || { echo "images: cannot reach the $(DOCKER) daemon; start it" >&2; exit 3; }
 	@platform=$(NODE_PLATFORM); [[ $$platform == linux/* ]] || { echo "images: cannot tell the $(NODES) nodes' platform ($$platform); set PLATFORM=linux/amd64 or linux/arm64" >&2; exit 2; }; \
 	source infra/local/versions.env; $(TRACELAB) services | while read -r s framework port; do \
 	  echo "==> image tracelab/$$s:$(IMAGE_TAG) ($$framework, $$platform)"; \
-	  $(DOCKER) build --platform $$platform -f services/images/$$framework.Dockerfile \
+	  $(DOCKER) build $(DOCKER_BUILD_FLAGS) --platform $$platform -f services/images/$$framework.Dockerfile \
+	    $(if $(JAVA_BUILD_IMAGE),--build-arg BUILD_IMAGE=$(JAVA_BUILD_IMAGE)) $(if $(JAVA_RUNTIME_IMAGE),--build-arg RUNTIME_IMAGE=$(JAVA_RUNTIME_IMAGE)) \
 	    --build-arg SERVICE=$$s --build-arg PORT=$$port \
 	    --build-arg OTEL_JAVAAGENT_VERSION=$$OTEL_JAVAAGENT_VERSION -t tracelab/$$s:$(IMAGE_TAG) services </dev/null; \
 	done; \
 	echo "==> image tracelab/tracelab:$(IMAGE_TAG) (the load engine, $$platform)"; \
-	$(DOCKER) build --platform $$platform $(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) \
+	$(DOCKER) build $(DOCKER_BUILD_FLAGS) --platform $$platform $(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) \
 	  $(if $(RUNTIME_IMAGE),--build-arg RUNTIME_IMAGE=$(RUNTIME_IMAGE)) -t tracelab/tracelab:$(IMAGE_TAG) tracelab </dev/null
 
 kind-load: ## load the lab's own images (services, tracelab) into the kind cluster, each under a tag of its own build (id-<image ID>)

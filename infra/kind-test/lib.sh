@@ -29,3 +29,31 @@ slim_image() {
   rootfs "$image" "$SLIM_PACKAGES"
   echo "$image"
 }
+
+# debian_image NAME PACKAGES: like slim_image, for an image that needs
+# Debian packages the slim root lacks (curl, PostgreSQL's client programs);
+# its own mmdebstrap root, since containers here cannot run apt-get. Prints
+# its name.
+debian_image() {
+  local image
+  image=tracelab-kind/debian-$1:bookworm-$(content_key <<<"$2")
+  rootfs "$image" "$2"
+  echo "$image"
+}
+
+# image_size IMAGE: its size as docker images shows it (MB).
+image_size() { "$DOCKER" image inspect --format '{{.Size}}' "$1" | awk '{printf "%d MB", $1 / 1000000}'; }
+
+# docker_build ARGS...: docker build (with DOCKER_BUILD_FLAGS, as make
+# images), silent unless it fails; then the end of its output, which names
+# the failing step (the CLI's notice that the classic builder is deprecated
+# would otherwise come with every build).
+docker_build() {
+  local out
+  # shellcheck disable=SC2086 # a list of flags
+  out=$("$DOCKER" build ${DOCKER_BUILD_FLAGS:-} "$@" 2>&1) || { printf '%s\n' "$out" | tail -n 30 >&2; return 1; }
+}
+
+# k8s_images: every image that the manifests on stdin name, once each (as
+# k8s/images.sh reads them).
+k8s_images() { sed -nE 's/^[[:space:]]*(- )?image:[[:space:]]*"?([^"[:space:]]+)"?[[:space:]]*$/\2/p' | sort -u; }

@@ -125,12 +125,19 @@ var (
 	dockerFrom  = regexp.MustCompile(`(?m)^FROM\s+(\S+)`)
 	dockerUser  = regexp.MustCompile(`(?m)^USER\s+(\d+)`)
 	dockerAgent = regexp.MustCompile(`(?m)^ARG OTEL_JAVAAGENT_VERSION=(\S+)`)
+	// ARG NAME=default, and a FROM that names one: FROM ${NAME}.
+	dockerArgDefault = regexp.MustCompile(`(?m)^ARG ([A-Za-z_][A-Za-z0-9_]*)=(\S+)`)
+	dockerArgRef     = regexp.MustCompile(`^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$`)
+	// From the build stage's FROM to the line before its first ARG.
+	dockerSharedStage = regexp.MustCompile(`(?s)\nFROM \$\{BUILD_IMAGE\} AS build\n.*?\nARG `)
 )
 
 // imageRecipes checks the recipe of every framework (make images builds
 // each service with its framework's): multi-stage, pinned bases, a non-root
 // user, and the Java agent of infra/local/versions.env.
 func (c *checker) imageRecipes() {
+	// The shared build stage of each recipe and the first recipe that had it.
+	var shared, sharedBy string
 	for _, fw := range slices.Sorted(maps.Keys(components.Frameworks)) {
 		rel := filepath.Join("services", "images", fw+".Dockerfile")
 		data, err := os.ReadFile(filepath.Join(c.root, rel))
@@ -143,16 +150,40 @@ func (c *checker) imageRecipes() {
 		if len(froms) < 2 {
 			c.bad("%s: want a multi-stage build (a build stage and a runtime stage)", rel)
 		}
+		// Every recipe's build stage starts with the same lines, up to its
+		// first ARG, so that one Maven build of services/ serves them all
+		// from the layer cache.
+		if m := dockerSharedStage.FindString(s); m == "" {
+			c.bad("%s: the build stage must start with FROM ${BUILD_IMAGE} AS build and build services/ before its first ARG", rel)
+		} else if shared == "" {
+			shared, sharedBy = m, rel
+		} else if m != shared {
+			c.bad("%s: its build stage differs from %s's before their first ARG; the layer cache would build services/ once per recipe", rel, sharedBy)
+		}
+		// The bases are build arguments (make images passes JAVA_BUILD_IMAGE
+		// and JAVA_RUNTIME_IMAGE); their defaults are what users pull.
+		args := map[string]string{}
+		for _, a := range dockerArgDefault.FindAllStringSubmatch(s, -1) {
+			args[a[1]] = a[2]
+		}
 		for _, f := range froms {
-			if !pinned(f[1]) {
-				c.bad("%s: base image %s is not pinned to a version tag", rel, f[1])
+			base := f[1]
+			if m := dockerArgRef.FindStringSubmatch(base); m != nil {
+				if args[m[1]] == "" {
+					c.bad("%s: FROM %s, but no ARG %s=<image> gives its default", rel, base, m[1])
+					continue
+				}
+				base = args[m[1]]
+			}
+			if !pinned(base) {
+				c.bad("%s: base image %s is not pinned to a version tag", rel, base)
 			}
 		}
 		users := dockerUser.FindAllStringSubmatch(s, -1)
 		if len(users) == 0 || users[len(users)-1][1] == "0" {
 			c.bad("%s: the runtime stage must run as a numeric non-root USER", rel)
 		}
-		if !strings.Contains(s, `-pl "$SERVICE"`) || !strings.Contains(s, "EXPOSE ${PORT}") {
+		if !strings.Contains(s, "\nARG SERVICE\n") || !strings.Contains(s, `"$SERVICE/target/`) || !strings.Contains(s, "EXPOSE ${PORT}") {
 			c.bad("%s: must build the module named by --build-arg SERVICE and expose PORT (make images passes both)", rel)
 		}
 		m := dockerAgent.FindStringSubmatch(s)
