@@ -513,7 +513,7 @@ spec:
             periodSeconds: 10
             failureThreshold: 6
           resources:
-            requests: {cpu: 100m, memory: ` + memoryRequestMiB + `Mi}
+            requests: {cpu: 50m, memory: ` + memoryRequestMiB + `Mi}
             limits: {cpu: "1", memory: ` + memoryLimitMiB + `Mi}
           securityContext:
             allowPrivilegeEscalation: false
