@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +50,9 @@ type Kube struct {
 	// cpuTargets is what CPUSeconds execs into, by service: deployment/x
 	// reaches a ready pod of the current rollout.
 	cpuTargets map[string]string
+	// routed waits until a URL through kube-proxy reaches a live pod
+	// (waitRouted); nil where nothing routes (tests with a fake kubectl).
+	routed func(ctx context.Context, url string) error
 }
 
 // portForward is one of the port-forwards a run started, with the port it
@@ -114,6 +118,7 @@ func NewKube(name, root string, progress Progress) (*Kube, error) {
 		return nil, err
 	}
 	k := newKube(name, ctx, ports, infra, execKubectl{})
+	k.routed = waitRouted
 	if progress != nil {
 		k.progress = progress
 	}
@@ -293,6 +298,14 @@ func (k *Kube) Up(ctx context.Context, services []string, settings Settings, var
 		if _, err := k.run(ctx, "rollout", "status", w.kind+"/"+name, "--timeout="+rolloutTimeout.String()); err != nil {
 			return fmt.Errorf("%s/%s did not become ready: %v; see kubectl --context %s -n %s describe %s/%s", w.kind, name, err, k.context, k.namespace, w.kind, name)
 		}
+		if len(changes) > 0 && !k.portFwd && k.routed != nil {
+			if url, err := k.Endpoint(name); err == nil {
+				k.progress("waiting until kube-proxy routes service/%s to its new pod", name)
+				if err := k.routed(ctx, url); err != nil {
+					return fmt.Errorf("%s rolled out, but its Service does not answer at %s: %v; see kubectl --context %s -n kube-system logs -l k8s-app=kube-proxy", name, url, err, k.context)
+				}
+			}
+		}
 	}
 	if !k.portFwd {
 		return nil
@@ -304,6 +317,54 @@ func (k *Kube) Up(ctx context.Context, services []string, settings Settings, var
 	for _, service := range slices.Sorted(maps.Keys(restarted)) {
 		if err := k.forward(ctx, service, restarted[service]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// A finished rollout does not mean the Service routes to the new pod:
+// kube-proxy rewrites the node's rules when it sees the new endpoints,
+// seconds later on a busy node. A connection made in between is translated
+// to the replaced pod's address, and its conntrack entry keeps every retry
+// of its SYN going there. Seen on kind, 2026-11-26: the load's first
+// connection hung 63 s on the old pod's address, then failed with "no
+// route to host". The NodePort goes through the same rules as the
+// ClusterIP (one kube-proxy sync writes both), so answers through it, each
+// on a new connection, show that the Service's routing is current.
+const (
+	routedAnswers = 3
+	routedTimeout = 2 * time.Minute
+	routedTry     = 2 * time.Second
+)
+
+// waitRouted returns once url answers routedAnswers requests in a row, any
+// HTTP status, each on a connection of its own within routedTry.
+func waitRouted(ctx context.Context, url string) error {
+	client := &http.Client{Timeout: routedTry, Transport: &http.Transport{DisableKeepAlives: true}}
+	ctx, cancel := context.WithTimeout(ctx, routedTimeout)
+	defer cancel()
+	var last error
+	for ok := 0; ok < routedAnswers; {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			ok++
+			continue
+		}
+		if ctx.Err() != nil {
+			if last == nil {
+				last = err
+			}
+			return fmt.Errorf("no %d answers in a row within %s (last: %v)", routedAnswers, routedTimeout, last)
+		}
+		last, ok = err, 0
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 	return nil

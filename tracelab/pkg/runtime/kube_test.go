@@ -3,9 +3,14 @@ package runtime
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // transcript is a fake kubectl that replays a conversation: each call must be
@@ -151,5 +156,30 @@ func TestParseCPUQuantity(t *testing.T) {
 	}
 	if _, err := parseCPUQuantity(""); err == nil {
 		t.Error("an empty limit parsed")
+	}
+}
+
+// waitRouted waits through refused connections and returns on answers of
+// any status; it gives up, naming the last error, when none come.
+func TestWaitRouted(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer srv.Close()
+	if err := waitRouted(context.Background(), srv.URL); err != nil || calls.Load() != routedAnswers {
+		t.Errorf("got %v after %d requests; want nil after %d", err, calls.Load(), routedAnswers)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := waitRouted(ctx, dead); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("a closed port: %v; want an error naming the refusal", err)
 	}
 }
