@@ -6,7 +6,9 @@
 # Then: the kind tools, the node image, the workloads' images, and
 # TestKind (tracelab/e2e/kind_test.go), which runs the user's make targets.
 # Nothing of the lab's is left running: the cluster, the daemon and its
-# bridge go; the images stay in the tool cache for the next run.
+# bridge go; the images stay in the daemon's data root for the next run.
+# TRACELAB_KIND_KEEP=1 keeps the cluster, for a look at what failed, where
+# the daemon is not the harness's own.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -27,7 +29,7 @@ if ! "$DOCKER" version >/dev/null 2>&1; then
 fi
 cleanup() {
   local rc=$?
-  if [ -n "${KIND_BIN:-}" ] && "$KIND_BIN" get clusters 2>/dev/null | grep -qx tracelab; then
+  if [ -z "${TRACELAB_KIND_KEEP:-}" ] && [ -n "${KIND_BIN:-}" ] && "$KIND_BIN" get clusters 2>/dev/null | grep -qx tracelab; then
     "$KIND_BIN" delete cluster --name tracelab || rc=1
   fi
   if [ -n "$own_daemon" ]; then "$here/dockerd.sh" stop || rc=1; fi

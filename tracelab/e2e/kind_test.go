@@ -39,6 +39,10 @@ func TestKind(t *testing.T) {
 	makeVars := append([]string{"KIND_OVERLAY=infra/kind-test/overlay"}, strings.Fields(os.Getenv("TRACELAB_KIND_MAKE_VARS"))...)
 
 	t.Cleanup(func() {
+		if os.Getenv("TRACELAB_KIND_KEEP") != "" {
+			t.Log("TRACELAB_KIND_KEEP is set: the cluster stays (make kind-down removes it)")
+			return
+		}
 		runMake(t, "kind-down")
 		if out, _ := exec.Command("kind", "get", "clusters").Output(); strings.Contains(string(out), kindCluster) {
 			t.Errorf("kind-down left the cluster: %s", out)
