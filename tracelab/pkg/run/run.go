@@ -102,7 +102,7 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 		return nil, err
 	}
 	res.Compared = judge.CompareFixes(s, res.Variants)
-	res.Checks = judge.Judge(s, opt.Profile, res.Variants, res.Compared, base)
+	res.Checks = judge.Judge(s.OnRuntime(r.Runtime.Name()), opt.Profile, res.Variants, res.Compared, base)
 	res.Verdict = judge.Verdict(res.Checks)
 	if opt.Record {
 		base.Record(opt.Profile, res)

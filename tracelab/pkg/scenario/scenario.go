@@ -154,6 +154,23 @@ type Ratio struct {
 	Numerator   string  `json:"numerator"`
 	Denominator string  `json:"denominator"`
 	Min         float64 `json:"min"`
+	// MinOn replaces Min on a runtime named here (kind, eks), where the
+	// whole stack shares the node's CPUs with Kubernetes itself; the
+	// scenario file says where each value comes from.
+	MinOn map[string]float64 `json:"min_on,omitempty"`
+}
+
+// OnRuntime returns the scenario as a runtime judges it: each ratio's
+// minimum is its min_on entry for that runtime, if it has one.
+func (s *Scenario) OnRuntime(runtime string) *Scenario {
+	out := *s
+	out.Expectations.Ratios = slices.Clone(s.Expectations.Ratios)
+	for i, r := range out.Expectations.Ratios {
+		if m, ok := r.MinOn[runtime]; ok {
+			out.Expectations.Ratios[i].Min = m
+		}
+	}
+	return &out
 }
 
 // List returns the names of the scenarios under root/scenarios.

@@ -71,7 +71,7 @@ func TestSettingsMustBeDeclaredByTheirComponent(t *testing.T) {
 			"must be one of sequential, batch"},
 		{"a number out of range", `PRICING_ITEM_COUNT: "200"`, `PRICING_ITEM_COUNT: "200000"`, "from 0 to 100000"},
 		// Not a setting but a load parameter: the load definition names them.
-		{"a load parameter the definition does not take", `ITERATIONS: "3"`, `ITERATONS: "3"`,
+		{"a load parameter the definition does not take", `ITERATIONS: "5"`, `ITERATONS: "5"`,
 			"field load.profiles.smoke.env: loadtests/nplus1.yaml: unknown parameter ITERATONS"},
 	}
 	for _, c := range cases {
@@ -126,5 +126,19 @@ func TestDBCallsPerRequestMetric(t *testing.T) {
 	doc := strings.Replace(nplus1YAML(t), "metric: p50_ms", "metric: db_calls_per_request", 1)
 	if _, err := Parse([]byte(doc)); err != nil {
 		t.Errorf("db_calls_per_request refused: %v", err)
+	}
+}
+
+// A runtime's own minimum replaces min for that runtime only.
+func TestOnRuntime(t *testing.T) {
+	s := &Scenario{Expectations: Expectations{Ratios: []Ratio{{Metric: "p50_ms", Min: 25, MinOn: map[string]float64{"kind": 15}}, {Metric: "x", Min: 3}}}}
+	if got := s.OnRuntime("kind").Expectations.Ratios; got[0].Min != 15 || got[1].Min != 3 {
+		t.Errorf("kind: %+v", got)
+	}
+	if got := s.OnRuntime("local").Expectations.Ratios; got[0].Min != 25 {
+		t.Errorf("local: %+v", got)
+	}
+	if s.Expectations.Ratios[0].Min != 25 {
+		t.Error("OnRuntime changed the scenario it was given")
 	}
 }
