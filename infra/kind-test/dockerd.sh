@@ -82,6 +82,8 @@ stop() {
     fi
   fi
   if ip link show "$bridge" >/dev/null 2>&1; then ip link delete "$bridge"; fi
+  # dockerd leaves its default network namespace mounted in its exec root.
+  awk -v run="$run/" 'index($2, run) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount "$m"; done
   rm -rf "$run"
 }
 
