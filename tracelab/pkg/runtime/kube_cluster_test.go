@@ -3,9 +3,12 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"tracelab/internal/kubecluster"
@@ -33,6 +36,30 @@ func useCluster(t *testing.T, c *kubecluster.Cluster) {
 	t.Setenv("KUBE_CONTEXT", c.Context)
 }
 
+// standInForNodePort answers HTTP on 127.0.0.1 at the lab's port named
+// portVar, where kind maps the service's NodePort: after each rollout Up
+// waits until the Service answers there, and kwok's pods answer nothing.
+// It returns how many requests it has answered.
+func standInForNodePort(t *testing.T, root, portVar string) *atomic.Int32 {
+	t.Helper()
+	ports, err := runtime.ReadEnvFile(filepath.Join(root, "infra", "local", "ports.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:"+ports[portVar])
+	if err != nil {
+		t.Fatalf("the port kind would map (%s): %v", portVar, err)
+	}
+	var answered atomic.Int32
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answered.Add(1)
+		http.NotFound(w, r)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return &answered
+}
+
 // A variant switch as a scenario run makes it, with the antpath scenario's
 // own settings: its dead-end variant (virtual threads), then the fix, which
 // drops the virtual-threads setting. After each Up, the gateway's
@@ -45,6 +72,7 @@ func TestKubeSwitchesVariantsOnAServer(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 	useCluster(t, c)
+	answers := standInForNodePort(t, root, "GATEWAY_PORT")
 	k, err := runtime.NewKube("kind", root, t.Logf)
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +93,12 @@ func TestKubeSwitchesVariantsOnAServer(t *testing.T) {
 	}
 	for _, variant := range []string{"virtual-threads", "fixed"} {
 		settings := s.SettingsFor("smoke", variant)
+		before := answers.Load()
 		if err := k.Up(ctx, s.Services, settings, variant); err != nil {
 			t.Fatalf("Up %s: %v", variant, err)
+		}
+		if answers.Load() == before {
+			t.Errorf("Up %s rolled the gateway without waiting for its Service to answer", variant)
 		}
 		want := map[string]string{"LAB_VARIANT": variant}
 		for name, value := range settings["gateway"] {
