@@ -237,13 +237,13 @@ images: $(TRACELAB) ## build the images tracelab/<service>:IMAGE_TAG and tracela
 	@platform=$(NODE_PLATFORM); [[ $$platform == linux/* ]] || { echo "images: cannot tell the $(NODES) nodes' platform ($$platform); set PLATFORM=linux/amd64 or linux/arm64" >&2; exit 2; }; \
 	source infra/local/versions.env; $(TRACELAB) services | while read -r s framework port; do \
 	  echo "==> image tracelab/$$s:$(IMAGE_TAG) ($$framework, $$platform)"; \
-	  $(DOCKER) build $(DOCKER_BUILD_FLAGS) --platform $$platform -f services/images/$$framework.Dockerfile \
+	  $(DOCKER) build --platform $$platform $(DOCKER_BUILD_FLAGS) -f services/images/$$framework.Dockerfile \
 	    $(if $(JAVA_BUILD_IMAGE),--build-arg BUILD_IMAGE=$(JAVA_BUILD_IMAGE)) $(if $(JAVA_RUNTIME_IMAGE),--build-arg RUNTIME_IMAGE=$(JAVA_RUNTIME_IMAGE)) \
 	    --build-arg SERVICE=$$s --build-arg PORT=$$port \
 	    --build-arg OTEL_JAVAAGENT_VERSION=$$OTEL_JAVAAGENT_VERSION -t tracelab/$$s:$(IMAGE_TAG) services </dev/null; \
 	done; \
 	echo "==> image tracelab/tracelab:$(IMAGE_TAG) (the load engine, $$platform)"; \
-	$(DOCKER) build $(DOCKER_BUILD_FLAGS) --platform $$platform $(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) \
+	$(DOCKER) build --platform $$platform $(DOCKER_BUILD_FLAGS) $(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) \
 	  $(if $(RUNTIME_IMAGE),--build-arg RUNTIME_IMAGE=$(RUNTIME_IMAGE)) -t tracelab/tracelab:$(IMAGE_TAG) tracelab </dev/null
 
 kind-load: ## load the lab's own images (services, tracelab) into the kind cluster, each under a tag of its own build (id-<image ID>)
