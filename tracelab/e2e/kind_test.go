@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tracelab/pkg/result"
+	"tracelab/pkg/scenario"
 )
 
 const kindCluster = "tracelab" // KIND_CLUSTER in the Makefile
@@ -205,8 +207,9 @@ func podsByWorkload(t *testing.T) map[string]string {
 	return out
 }
 
-// checkRollouts: a variant switch rolls only the workloads whose settings
-// the scenario's variants change; every other pod is the one it was.
+// checkRollouts: a variant switch rolls only the scenario's services (each
+// carries the variant's label, lab.variant); every other pod of the lab,
+// the telemetry stack and the other services, is the one it was.
 func checkRollouts(t *testing.T, name string, before, after map[string]string) {
 	t.Helper()
 	rolled := map[string]bool{}
@@ -221,37 +224,15 @@ func checkRollouts(t *testing.T, name string, before, after map[string]string) {
 		names = append(names, app)
 	}
 	t.Logf("%s: the variant switches rolled %v", name, names)
-	changed := variantServices(t, name)
-	for app := range rolled {
-		if !changed[app] {
-			t.Errorf("%s: %s was rolled, but no variant of the scenario changes it", name, app)
-		}
-	}
-}
-
-// variantServices are the services whose settings some variant of the
-// scenario sets.
-func variantServices(t *testing.T, name string) map[string]bool {
-	t.Helper()
-	var sc struct {
-		Variants map[string]struct {
-			Settings map[string]map[string]string `yaml:"settings"`
-		} `yaml:"variants"`
-	}
-	data, err := os.ReadFile(filepath.Join(root(t), "scenarios", name, "scenario.yaml"))
+	s, err := scenario.Load(root(t), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := yaml.Unmarshal(data, &sc); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]bool{}
-	for _, v := range sc.Variants {
-		for s := range v.Settings {
-			out[s] = true
+	for app := range rolled {
+		if !slices.Contains(s.Services, app) {
+			t.Errorf("%s: %s was rolled, but it is not one of the scenario's services %v", name, app, s.Services)
 		}
 	}
-	return out
 }
 
 // checkMemoryPeaks: every container's peak memory, read from its cgroup on
