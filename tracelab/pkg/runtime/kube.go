@@ -301,6 +301,9 @@ func (k *Kube) Up(ctx context.Context, services []string, settings Settings, var
 		if len(changes) > 0 && !k.portFwd && k.routed != nil {
 			if url, err := k.Endpoint(name); err == nil {
 				k.progress("waiting until kube-proxy routes service/%s to its new pod", name)
+				if err := k.waitReplacedGone(ctx, name); err != nil {
+					return err
+				}
 				if err := k.routed(ctx, url); err != nil {
 					return fmt.Errorf("%s rolled out, but its Service does not answer at %s: %v; see kubectl --context %s -n kube-system logs -l k8s-app=kube-proxy", name, url, err, k.context)
 				}
@@ -336,6 +339,31 @@ const (
 	routedTimeout = 2 * time.Minute
 	routedTry     = 2 * time.Second
 )
+
+// waitReplacedGone returns once no pod of the workload is terminating: a
+// replaced pod still answers while it shuts down, so answers through the
+// Service prove nothing about its routing until the pod is gone (seen on
+// kind: the check passed on the old pod, whose address the load's
+// connection then found dead).
+func (k *Kube) waitReplacedGone(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, rolloutTimeout)
+	defer cancel()
+	for {
+		out, err := k.run(ctx, "get", "pods", "-l", "app.kubernetes.io/name="+name,
+			"-o", `jsonpath={range .items[*]}{.metadata.deletionTimestamp}{"\n"}{end}`)
+		if err != nil {
+			return fmt.Errorf("the replaced pods of %s: %v", name, err)
+		}
+		if strings.TrimSpace(string(out)) == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("a replaced pod of %s is still terminating after %s", name, rolloutTimeout)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
 
 // waitRouted returns once url answers routedAnswers requests in a row, any
 // HTTP status, each on a connection of its own within routedTry.
