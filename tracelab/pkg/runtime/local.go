@@ -300,7 +300,11 @@ func (l *Local) waitReady(ctx context.Context, want []string, replaced map[strin
 		}
 		states, err := l.states(ctx)
 		var pending []string
-		if err == nil {
+		if err != nil {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("process-compose did not answer for %s: %v", limit, err)
+			}
+		} else {
 			for _, name := range want {
 				st := states[name]
 				if old, ok := replaced[name]; ok && st.Pid == old {

@@ -40,7 +40,16 @@ func version(root string) string {
 
 func (p *execProcessCompose) Call(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, p.bin, args...)
-	cmd.Env = p.env
+	// The client's own log defaults to /tmp/process-compose-$USER-client.log,
+	// shared by every checkout of that user name. A stale one left by a
+	// deleted user of the same name (CI recreates its user) refuses to open
+	// and the client dies before asking anything, so it logs in the state
+	// folder instead.
+	clientLog := filepath.Join(p.dir, ".state", "logs", "process-compose-client.log")
+	if err := os.MkdirAll(filepath.Dir(clientLog), 0o755); err != nil {
+		return nil, err
+	}
+	cmd.Env = append(p.env, "PC_LOG_FILE="+clientLog)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
