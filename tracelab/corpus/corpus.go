@@ -47,6 +47,7 @@ func (c Case) TracesPath() string { return filepath.Join(c.Dir, "traces.json") }
 // Labels is a case's labels.yaml.
 type Labels struct {
 	Source   string   `yaml:"source"`   // where the traces come from, and the script that records them
+	Stack    string   `yaml:"stack"`    // the application stack that emitted them (bench-detect scores per stack)
 	Tuning   string   `yaml:"tuning"`   // Tuned or HeldOut
 	Findings []Label  `yaml:"findings"` // every finding a correct reader must report
 	Absent   []string `yaml:"absent"`   // every detector id not under Findings
@@ -179,6 +180,9 @@ func (l Labels) Validate(ids []string) error {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if strings.TrimSpace(l.Source) == "" {
 		bad("source is empty: say where the traces come from")
+	}
+	if strings.TrimSpace(l.Stack) == "" {
+		bad("stack is empty: name the application stack, such as python-django")
 	}
 	if l.Tuning != Tuned && l.Tuning != HeldOut {
 		bad("tuning is %q, want %s or %s", l.Tuning, Tuned, HeldOut)

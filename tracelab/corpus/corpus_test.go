@@ -144,7 +144,7 @@ func TestScoreWithoutHost(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	ids := []string{"chatty-db", "n-plus-one", "redundant-call"}
-	ok := Labels{Source: "s", Tuning: HeldOut,
+	ok := Labels{Source: "s", Stack: "st", Tuning: HeldOut,
 		Findings: []Label{{Detector: "n-plus-one", Service: "x"}}, Absent: []string{"chatty-db", "redundant-call"}}
 	if err := ok.Validate(ids); err != nil {
 		t.Errorf("valid labels: %v", err)
@@ -153,12 +153,13 @@ func TestValidate(t *testing.T) {
 		l    Labels
 		want string
 	}{
-		"unlabelled detector": {Labels{Source: "s", Tuning: Tuned, Findings: ok.Findings, Absent: []string{"chatty-db"}},
+		"unlabelled detector": {Labels{Source: "s", Stack: "st", Tuning: Tuned, Findings: ok.Findings, Absent: []string{"chatty-db"}},
 			"redundant-call is neither under findings nor absent"},
-		"both":           {Labels{Source: "s", Tuning: Tuned, Findings: ok.Findings, Absent: []string{"chatty-db", "n-plus-one", "redundant-call"}}, "n-plus-one is both"},
-		"unknown":        {Labels{Source: "s", Tuning: Tuned, Findings: []Label{{Detector: "nplus1", Service: "x"}}, Absent: ok.Absent}, `unknown detector "nplus1"`},
-		"tuning":         {Labels{Source: "s", Tuning: "heldout", Findings: ok.Findings, Absent: ok.Absent}, `tuning is "heldout"`},
-		"missing source": {Labels{Tuning: Tuned, Findings: ok.Findings, Absent: ok.Absent}, "source is empty"},
+		"both":           {Labels{Source: "s", Stack: "st", Tuning: Tuned, Findings: ok.Findings, Absent: []string{"chatty-db", "n-plus-one", "redundant-call"}}, "n-plus-one is both"},
+		"unknown":        {Labels{Source: "s", Stack: "st", Tuning: Tuned, Findings: []Label{{Detector: "nplus1", Service: "x"}}, Absent: ok.Absent}, `unknown detector "nplus1"`},
+		"tuning":         {Labels{Source: "s", Stack: "st", Tuning: "heldout", Findings: ok.Findings, Absent: ok.Absent}, `tuning is "heldout"`},
+		"missing source": {Labels{Stack: "st", Tuning: Tuned, Findings: ok.Findings, Absent: ok.Absent}, "source is empty"},
+		"missing stack":  {Labels{Source: "s", Tuning: Tuned, Findings: ok.Findings, Absent: ok.Absent}, "stack is empty"},
 	} {
 		err := tc.l.Validate(ids)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
