@@ -123,12 +123,12 @@ func compareValues(calls [][]*trace.Span) valueKnowledge {
 }
 
 // callValues returns what a call was made with, and whether the span says:
-//   - a database call: its statement as sent, with its parameter values
-//     when recorded (db.query.parameter.<key>, which the Java agent adds
-//     with otel.instrumentation.jdbc.experimental.capture-query-parameters).
-//     A statement with placeholders and no values says nothing; one without
-//     placeholders is complete (drivers that inline values, or a statement
-//     that takes none);
+//   - a database call: its statement as sent, with the values bound to it
+//     when recorded (boundValues). A statement with placeholders and no
+//     values says nothing; one without placeholders is complete (drivers
+//     and ORMs that inline values, or a statement that takes none). The
+//     statement is compared without its comments: sqlcommenter writes each
+//     request's traceparent into them;
 //   - an HTTP call: its full URL, query included;
 //   - anything else: nothing.
 func callValues(c *trace.Span) (string, bool) {
@@ -138,17 +138,11 @@ func callValues(c *trace.Span) (string, bool) {
 		if stmt == "" {
 			return "", false
 		}
-		var params []string
-		for k, v := range c.Attrs {
-			if strings.HasPrefix(k, "db.query.parameter.") {
-				params = append(params, k+"="+v)
-			}
-		}
-		if len(params) == 0 && hasPlaceholder(stmt) {
+		bound := boundValues(c)
+		if bound == "" && trace.HasPlaceholder(stmt) {
 			return "", false
 		}
-		slices.Sort(params)
-		return stmt + "\x00" + strings.Join(params, "\x00"), true
+		return trace.WithoutSQLComments(stmt) + "\x00" + bound, true
 	case trace.CallHTTP:
 		if u := c.Attr("url.full", "http.url"); u != "" {
 			return u, true
@@ -157,19 +151,37 @@ func callValues(c *trace.Span) (string, bool) {
 	return "", false
 }
 
-// hasPlaceholder reports whether a SQL statement takes bind parameters:
-// JDBC's ?, PostgreSQL's $1, or ? left where the Java agent's sanitizer
-// removed a literal.
-func hasPlaceholder(stmt string) bool {
-	if strings.Contains(stmt, "?") {
-		return true
-	}
-	for i := 0; i+1 < len(stmt); i++ {
-		if stmt[i] == '$' && stmt[i+1] >= '0' && stmt[i+1] <= '9' {
-			return true
+// boundValues is what a database span records of the values bound to its
+// statement's placeholders, in one string, or "" when it records none. The
+// attributes, by who writes them:
+//   - db.query.parameter.<key>, one per value: the semantic conventions'
+//     name since 1.26, written by the Java agent's JDBC instrumentation with
+//     otel.instrumentation.jdbc.experimental.capture-query-parameters=true,
+//     and by Go's XSAM/otelsql through the attributes getter its README
+//     shows for the purpose;
+//   - db.statement.parameters, all values in one: OpenTelemetry Python's
+//     dbapi instrumentation (so psycopg2, psycopg, sqlite3, mysql and
+//     pymysql) with capture_parameters=True, and its asyncpg instrumentation,
+//     as Python's str() of the parameters, e.g. "(17,)";
+//   - db.postgresql.values, an array: the Node instrumentation-pg with
+//     enhancedDatabaseReporting: true.
+//
+// OpenTelemetry .NET's SqlClient and EF Core instrumentations and Go's
+// otelsql by default record none.
+func boundValues(c *trace.Span) string {
+	var params []string
+	for k, v := range c.Attrs {
+		if strings.HasPrefix(k, "db.query.parameter.") {
+			params = append(params, k+"="+v)
 		}
 	}
-	return false
+	for _, k := range []string{"db.statement.parameters", "db.postgresql.values"} {
+		if v := c.Attr(k); v != "" {
+			params = append(params, k+"="+v)
+		}
+	}
+	slices.Sort(params)
+	return strings.Join(params, "\x00")
 }
 
 // repeatedCalls returns the own calls that n-plus-one or redundant-call

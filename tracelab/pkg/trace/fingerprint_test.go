@@ -109,10 +109,34 @@ func TestNormalizeSQL(t *testing.T) {
 		`SELECT * FROM t WHERE a IN (SELECT b FROM u WHERE c = 1)`:                               `SELECT * FROM t WHERE a IN (SELECT b FROM u WHERE c = ?)`,
 		`INSERT INTO t (a, b) VALUES (1, 'two')`:                                                 `INSERT INTO t (a, b) VALUES (?, ?)`,
 		"SELECT `order`.id FROM `order` WHERE note = 'a\\'b'":                                    "SELECT `order`.id FROM `order` WHERE note = ?",
+		`SELECT * FROM t WHERE a = %(id)s AND b = :name AND c = :1 AND d = @p1 AND e = @name`:    `SELECT * FROM t WHERE a = ? AND b = ? AND c = ? AND d = ? AND e = ?`,
+		`SELECT x::int, @@ROWCOUNT FROM t WHERE y = ?2`:                                          `SELECT x::int, @@ROWCOUNT FROM t WHERE y = ?`,
 	}
 	for in, want := range cases {
 		if got := NormalizeSQL(in); got != want {
 			t.Errorf("NormalizeSQL(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
+
+func TestHasPlaceholder(t *testing.T) {
+	for q, want := range map[string]bool{
+		`SELECT * FROM t WHERE id = ?`:                 true,
+		`SELECT * FROM t WHERE id = $1`:                true,
+		`SELECT * FROM t WHERE id = %s`:                true,
+		`SELECT * FROM t WHERE id = %(author_id)s`:     true,
+		`SELECT * FROM t WHERE id = :id`:               true,
+		`SELECT * FROM t WHERE id = :1`:                true,
+		`SELECT * FROM t WHERE id = @p1`:               true,
+		`SELECT * FROM t WHERE id = @__id_0`:           true,
+		`SELECT * FROM t WHERE id = 17`:                false,
+		`SELECT id::text, @@ROWCOUNT FROM t`:           false,
+		`SELECT * FROM t WHERE s = 'why? :x @y %s $1'`: false,
+		"SELECT 1 -- $1 ?\nFROM t /* :x */":            false,
+		`SELECT "a?b" FROM t WHERE ts > '10:30'`:       false,
+	} {
+		if got := HasPlaceholder(q); got != want {
+			t.Errorf("HasPlaceholder(%q) = %v, want %v", q, got, want)
 		}
 	}
 }

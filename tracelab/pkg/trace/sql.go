@@ -6,7 +6,7 @@ import "strings"
 // different values fingerprints the same:
 //
 //   - string literals ('it”s') and numbers (17, -2.5, 1e3, 0x1F) become ?
-//   - positional placeholders ($1, %s) become ?; ? and :name stay
+//   - bind placeholders of every driver become ? (see placeholderEnd)
 //   - comments (-- ..., /* ... */, e.g. sqlcommenter tags) are removed
 //   - runs of whitespace become one space; a trailing ; is dropped
 //   - IN lists of placeholders collapse: IN (?, ?, ?) -> IN (?)
@@ -29,17 +29,8 @@ func NormalizeSQL(q string) string {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
 			space = true
 			i++
-		case c == '-' && i+1 < len(q) && q[i+1] == '-':
-			for i < len(q) && q[i] != '\n' {
-				i++
-			}
-			space = true
-		case c == '/' && i+1 < len(q) && q[i+1] == '*':
-			if end := strings.Index(q[i+2:], "*/"); end >= 0 {
-				i += 2 + end + 2
-			} else {
-				i = len(q)
-			}
+		case commentEnd(q, i) > i:
+			i = commentEnd(q, i)
 			space = true
 		case c == '\'':
 			i = skipQuoted(q, i, '\'')
@@ -48,15 +39,12 @@ func NormalizeSQL(q string) string {
 			j := skipQuoted(q, i, c)
 			emit([]byte(q[i:j])...)
 			i = j
-		case c == '$' && i+1 < len(q) && isDigit(q[i+1]):
-			i++
-			for i < len(q) && isDigit(q[i]) {
-				i++
-			}
+		case placeholderEnd(q, i) > i:
+			i = placeholderEnd(q, i)
 			emit('?')
-		case c == '%' && i+1 < len(q) && q[i+1] == 's':
+		case c == ':' && i+1 < len(q) && q[i+1] == ':', c == '@' && i+1 < len(q) && q[i+1] == '@':
+			emit(c, c) // a PostgreSQL cast (::int) or a SQL Server system function (@@ROWCOUNT)
 			i += 2
-			emit('?')
 		case isDigit(c) || c == '.' && i+1 < len(q) && isDigit(q[i+1]):
 			if len(b) > 0 && !space && isIdentByte(b[len(b)-1]) {
 				// part of an identifier such as t1 or col2
@@ -97,6 +85,127 @@ func NormalizeSQL(q string) string {
 	}
 	s := strings.TrimSuffix(strings.TrimSpace(string(b)), ";")
 	return collapseInLists(strings.TrimSpace(s))
+}
+
+// placeholderEnd returns where the bind placeholder that starts at q[i]
+// ends, or i when none starts there. The forms, by who sends them:
+//
+//   - ? (and SQLite's ?NNN): JDBC, so the Java agent, which also puts ? where
+//     its sanitizer removed a literal; Python's sqlite3 (paramstyle qmark);
+//     Node's mysql2 and knex before its PostgreSQL dialect rewrites them;
+//   - $1: PostgreSQL's wire protocol, so node-postgres (pg), pgx and lib/pq
+//     under Go's otelsql, asyncpg;
+//   - %s and %(name)s: Python's format and pyformat paramstyles (PEP 249),
+//     the text psycopg2, psycopg, PyMySQL and mysqlclient receive, and so
+//     what the OpenTelemetry Python dbapi instrumentation records as
+//     db.statement; Django's PostgreSQL and MySQL backends send %s;
+//   - :name and :1: PEP 249's named and numeric paramstyles (python-oracledb,
+//     sqlite3 named, SQLAlchemy's text()), and Oracle's JDBC and ODP.NET;
+//   - @p1 and @name: SQL Server, whose ADO.NET SqlClient (recorded as is by
+//     OpenTelemetry .NET's SqlClient instrumentation; EF Core names them
+//     @__id_0 or @p0) and go-mssqldb take named parameters.
+//
+// Not placeholders: :: (a PostgreSQL cast), @@ (a SQL Server system
+// function), and anything inside a quoted literal or identifier, which the
+// callers skip. MySQL's user variables (@total) read as placeholders: a
+// statement that carries one says nothing about its values either.
+func placeholderEnd(q string, i int) int {
+	n := len(q)
+	next := func(k int) byte {
+		if k < n {
+			return q[k]
+		}
+		return 0
+	}
+	identFrom := func(k int) int {
+		for k < n && isIdentByte(q[k]) && q[k] != '$' {
+			k++
+		}
+		return k
+	}
+	digitsFrom := func(k int) int {
+		for k < n && isDigit(q[k]) {
+			k++
+		}
+		return k
+	}
+	switch q[i] {
+	case '?':
+		return digitsFrom(i + 1)
+	case '$':
+		if isDigit(next(i + 1)) {
+			return digitsFrom(i + 1)
+		}
+	case '%':
+		if next(i+1) == 's' {
+			return i + 2
+		}
+		if next(i+1) == '(' {
+			if j := strings.IndexByte(q[i:], ')'); j > 2 && next(i+j+1) == 's' {
+				return i + j + 2
+			}
+		}
+	case ':':
+		if i > 0 && (q[i-1] == ':' || isIdentByte(q[i-1])) || next(i+1) == ':' {
+			return i // a cast, or part of a word such as a time zone name
+		}
+		if c := next(i + 1); isDigit(c) {
+			return digitsFrom(i + 1)
+		} else if isIdentStart(c) {
+			return identFrom(i + 1)
+		}
+	case '@':
+		if i > 0 && q[i-1] == '@' || next(i+1) == '@' {
+			return i
+		}
+		if isIdentStart(next(i + 1)) {
+			return identFrom(i + 1)
+		}
+	}
+	return i
+}
+
+// HasPlaceholder reports whether a statement takes bind parameters: a
+// placeholder (placeholderEnd) outside quotes and comments. A statement
+// without one carries its values in its text, as drivers and ORMs that do
+// not bind parameters send it.
+func HasPlaceholder(q string) bool {
+	for i := 0; i < len(q); {
+		switch c := q[i]; {
+		case c == '\'', c == '"', c == '`':
+			i = skipQuoted(q, i, c)
+		case commentEnd(q, i) > i:
+			i = commentEnd(q, i)
+		case placeholderEnd(q, i) > i:
+			return true
+		default:
+			i++
+		}
+	}
+	return false
+}
+
+// WithoutSQLComments is the statement with its comments removed and the
+// rest, literals included, as written.
+func WithoutSQLComments(q string) string {
+	if !strings.Contains(q, "--") && !strings.Contains(q, "/*") {
+		return q
+	}
+	var b strings.Builder
+	for i := 0; i < len(q); {
+		switch c := q[i]; {
+		case c == '\'', c == '"', c == '`':
+			j := skipQuoted(q, i, c)
+			b.WriteString(q[i:j])
+			i = j
+		case commentEnd(q, i) > i:
+			i = commentEnd(q, i)
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // collapseInLists rewrites "IN (?, ?, ?)" (any case, with or without the
@@ -154,6 +263,24 @@ func indexFoldIn(s string) int {
 	return -1
 }
 
+// commentEnd returns where the comment that starts at q[i] (-- to the end
+// of the line, or /* */) ends, or i when none starts there.
+func commentEnd(q string, i int) int {
+	switch {
+	case strings.HasPrefix(q[i:], "--"):
+		if end := strings.IndexByte(q[i:], '\n'); end >= 0 {
+			return i + end
+		}
+		return len(q)
+	case strings.HasPrefix(q[i:], "/*"):
+		if end := strings.Index(q[i+2:], "*/"); end >= 0 {
+			return i + 2 + end + 2
+		}
+		return len(q)
+	}
+	return i
+}
+
 func skipQuoted(q string, i int, quote byte) int {
 	i++
 	for i < len(q) {
@@ -202,6 +329,8 @@ func skipNumber(q string, i int) int {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+
+func isIdentStart(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
 
 func isIdentByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80

@@ -1,0 +1,83 @@
+package detect_test
+
+import (
+	"fmt"
+	"testing"
+
+	"tracelab/pkg/detect"
+	"tracelab/pkg/trace"
+)
+
+// dbLoopTrace is one request that runs the same statement 8 times, one
+// after another; attrs(i) gives the i-th call's statement and parameters.
+func dbLoopTrace(attrs func(i int) map[string]string) *trace.Trace {
+	root := &trace.Span{TraceID: "t1", SpanID: "r", Name: "GET /books", Kind: trace.KindServer, Service: "shop",
+		Attrs: map[string]string{"http.request.method": "GET", "http.route": "/books"}}
+	spans := []*trace.Span{root}
+	for i := 0; i < 8; i++ {
+		s := int64(i) * 1_000_000
+		a := map[string]string{"db.system": "postgresql"}
+		for k, v := range attrs(i) {
+			a[k] = v
+		}
+		spans = append(spans, &trace.Span{TraceID: "t1", SpanID: fmt.Sprintf("c%d", i), ParentID: "r", Name: "SELECT",
+			Kind: trace.KindClient, Service: "shop", Start: s, End: s + 900_000, Attrs: a})
+		root.End = s + 1_000_000
+	}
+	return trace.New("t1", spans)
+}
+
+// What each driver's spans say about the values decides between
+// n-plus-one (different rows: join or batch) and redundant-call (the same
+// row again: cache), and n-plus-one says when the spans do not tell.
+func TestValuesAcrossDriversAndLanguages(t *testing.T) {
+	stmt := func(q string) func(int) map[string]string {
+		return func(int) map[string]string { return map[string]string{"db.statement": q} }
+	}
+	with := func(q, key string, value func(i int) string) func(int) map[string]string {
+		return func(i int) map[string]string { return map[string]string{"db.statement": q, key: value(i)} }
+	}
+	differ := func(i int) string { return fmt.Sprintf("(%d,)", 17+i) }
+	same := func(int) string { return "(17,)" }
+	for name, tc := range map[string]struct {
+		attrs        func(int) map[string]string
+		want, values string
+	}{
+		"psycopg2 %s, no values":       {stmt(`SELECT * FROM author WHERE id = %s`), "n-plus-one", "not recorded"},
+		"pyformat, no values":          {stmt(`SELECT * FROM author WHERE id = %(id)s`), "n-plus-one", "not recorded"},
+		"oracle :1, no values":         {stmt(`SELECT * FROM author WHERE id = :1`), "n-plus-one", "not recorded"},
+		"named :id, no values":         {stmt(`SELECT * FROM author WHERE id = :id`), "n-plus-one", "not recorded"},
+		"SqlClient @p1, no values":     {stmt(`SELECT * FROM author WHERE id = @p1`), "n-plus-one", "not recorded"},
+		"EF Core @__id_0, no values":   {stmt(`SELECT * FROM author WHERE id = @__id_0`), "n-plus-one", "not recorded"},
+		"Python parameters, distinct":  {with(`SELECT * FROM author WHERE id = %s`, "db.statement.parameters", differ), "n-plus-one", "distinct"},
+		"Python parameters, identical": {with(`SELECT * FROM author WHERE id = %s`, "db.statement.parameters", same), "redundant-call", ""},
+		"pg values, distinct":          {with(`SELECT * FROM author WHERE id = $1`, "db.postgresql.values", func(i int) string { return fmt.Sprintf(`["%d"]`, i) }), "n-plus-one", "distinct"},
+		"Java parameter, identical":    {with(`SELECT * FROM author WHERE id = ?`, "db.query.parameter.0", func(int) string { return "5" }), "redundant-call", ""},
+		"inlined literals, distinct": {func(i int) map[string]string {
+			return map[string]string{"db.statement": fmt.Sprintf(`SELECT * FROM author WHERE id = %d`, i)}
+		}, "n-plus-one", "distinct"},
+		"inlined, only comments differ": {func(i int) map[string]string {
+			return map[string]string{"db.statement": fmt.Sprintf(`SELECT * FROM author WHERE id = 3 /*traceparent='00-%032d-01'*/`, i)}
+		}, "redundant-call", ""},
+	} {
+		tr := []*trace.Trace{dbLoopTrace(tc.attrs)}
+		var got []detect.Finding
+		got = append(got, detect.NPlusOne{}.Detect(tr)...)
+		got = append(got, detect.RedundantCall{}.Detect(tr)...)
+		if len(got) != 1 || got[0].Detector != tc.want {
+			t.Errorf("%s: got %v, want one %s", name, ids(got), tc.want)
+			continue
+		}
+		if v, _ := got[0].Evidence["parameter_values"].(string); tc.values != "" && v != tc.values {
+			t.Errorf("%s: parameter_values %q, want %q", name, v, tc.values)
+		}
+	}
+}
+
+func ids(fs []detect.Finding) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Detector
+	}
+	return out
+}
