@@ -45,32 +45,20 @@ const (
 	// under a network round trip and well over that hand-off.
 	eventLoopSlack = 100_000 // ns
 
-	// EventLoopMinSerialCalls and EventLoopMinBusyShare judge the other
-	// shape a blocked loop leaves: a loop that reads the next request only
-	// once it is free starts each server span just after the previous call
-	// on that thread ended, so no trace shows a wait. What shows is the
-	// thread: its calls never overlap, and they fill it. A thread is judged
-	// on at least 20 requests (the sample dispatch-overhead needs for a
-	// median, DispatchMinRequests), and flagged when calls that never
-	// overlapped cover at least 80% of its time from its first call to its
-	// last. A non-blocking client leaves the thread free while a call is in
-	// flight; for its calls to fill 80% of the thread without ever
-	// overlapping, each request would have to arrive just as the previous
-	// call ended, 20 times over. Independent clients do not do that: at that
-	// occupancy a new call starts during another about four times in five.
-	// One client sending requests one after another does, so the shape
-	// also needs the thread to serve clients that take turns: at least two
-	// kept-alive client connections (network.peer.port or client.port),
-	// each seen more than once, with the connection changing between at
-	// least half of the consecutive requests. Closed-loop clients on one
-	// connection each can only take turns without overlapping if the
-	// thread keeps them waiting: k clients whose calls fill 80% of the
-	// thread leave each one a pause of at least (k-1) calls between
-	// requests, which they do not take of their own accord. Without
-	// recorded client ports, or with a new connection per request, the
-	// shape is not judged.
-	EventLoopMinSerialCalls = 20
-	EventLoopMinBusyShare   = 0.8
+	// EventLoopFalsePositiveRate judges the other shape a blocked loop
+	// leaves: a loop that reads the next request only once it is free starts
+	// each server span just after the previous call on that thread ended, so
+	// no trace shows a wait. What shows is the thread: calls of different
+	// client connections that never overlap. The thread is flagged when that
+	// pattern would be this unlikely were the loop free (see
+	// freeLoopLogProbability for the derivation and its assumptions). It is
+	// a rate per thread judged: a report that judges 8 event-loop threads of
+	// free loops flags one of them falsely less than once in 125 analyses.
+	// The calls needed follow from it: at occupancy u shared by k equally
+	// busy connections, n calls with (n-1) (k-1) ln(1 - u/k) <= ln(1e-3),
+	// so 26 calls at 50% and 2 connections, 12 at 75% and 8, 40 at 20% and
+	// 8, 159 at 5% and 8.
+	EventLoopFalsePositiveRate = 1e-3
 )
 
 // eventLoopThreadPrefixes name the threads that run event loops. Vert.x
@@ -144,8 +132,9 @@ type threadEvidence struct {
 	maxConc   int
 	waits     map[*trace.Span]int64 // call -> its wait, for the requests that waited
 
-	busyShare float64 // share of the thread's time, first call to last, inside its calls
-	takeTurns bool    // kept-alive client connections took turns on it, see EventLoopMinBusyShare
+	busyShare   float64 // share of the thread's time, first call to last, inside its calls
+	takeTurns   bool    // kept-alive client connections took turns on it, see connectionsTakeTurns
+	logFreeProb float64 // freeLoopLogProbability of its calls; 0 when not judged
 }
 
 func (e *threadEvidence) blocking() bool {
@@ -159,10 +148,10 @@ func (e *threadEvidence) waitedForThread() bool {
 		float64(e.waited) >= EventLoopMinWaitedShare*float64(e.contended)
 }
 
-// saturated is the shape only the thread shows: see EventLoopMinBusyShare.
+// saturated is the shape only the thread shows: see
+// EventLoopFalsePositiveRate.
 func (e *threadEvidence) saturated() bool {
-	return len(e.calls) >= EventLoopMinSerialCalls && e.maxConc <= 1 &&
-		e.busyShare >= EventLoopMinBusyShare && e.takeTurns
+	return e.maxConc <= 1 && e.takeTurns && e.logFreeProb <= math.Log(EventLoopFalsePositiveRate)
 }
 
 // eventLoopKey identifies one finding.
@@ -191,8 +180,9 @@ type eventLoopAgg struct {
 	waitTime, freeTime      int64
 	waitShare               float64 // summed wait / request duration, over the requests that waited
 	maxConc                 int
-	saturated               int     // threads flagged by their occupancy alone
+	saturated               int     // threads flagged by their calls' pattern alone
 	busyShare               float64 // summed over those threads
+	logFreeProb             float64 // the largest freeLoopLogProbability of those threads
 	example                 *trace.Trace
 	exampleCall             *trace.Span
 	exampleWait             int64
@@ -239,6 +229,9 @@ func (d EventLoopBlocking) Detect(traces []*trace.Trace) []Finding {
 				a.freeTime += e.freeTime
 				a.maxConc = max(a.maxConc, e.maxConc)
 				if !e.waitedForThread() {
+					if a.saturated == 0 || e.logFreeProb > a.logFreeProb {
+						a.logFreeProb = e.logFreeProb
+					}
 					a.saturated++
 					a.busyShare += e.busyShare
 				}
@@ -310,10 +303,12 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 	}
 	if a.saturated == len(threads) {
 		busy := a.busyShare / float64(a.saturated)
+		log10 := math.Max(a.logFreeProb/math.Ln10, -300) // -Inf when a connection filled the thread
 		f.Evidence["thread_busy_share"] = round(busy, 4)
-		f.Summary = fmt.Sprintf("%s blocks its event-loop %s %s with %s%s (%.1f ms per call): while requests were in progress on several threads at once, the calls on one thread never overlapped and filled %.0f%% of its time, serving one client connection after another. Requests queued for the thread before their spans began, so the wait is in no span. The calls are %.0f%% of the request's critical path. Use a non-blocking client, or make the call on a worker thread.",
+		f.Evidence["free_loop_log10_probability"] = round(log10, 1)
+		f.Summary = fmt.Sprintf("%s blocks its event-loop %s %s with %s%s (%.1f ms per call): the calls of different client connections on one thread never overlapped, filling %.0f%% of its time; were the loop free, that would happen with probability 1e%.0f. Requests queued for the thread before their spans began, so the wait is in no span. The calls are %.0f%% of the request's critical path. Use a non-blocking client, or make the call on a worker thread.",
 			k.service, plural(len(threads), "thread", "threads"), strings.Join(threads, ", "), k.call, in,
-			f.Evidence["mean_call_ms"], 100*busy, 100*f.ShareOfCriticalPath)
+			f.Evidence["mean_call_ms"], 100*busy, math.Floor(log10), 100*f.ShareOfCriticalPath)
 		return f
 	}
 	f.Summary = fmt.Sprintf("%s blocks its event-loop %s %s with %s%s (%.1f ms per call): calls on one thread never overlapped, and %d of %d requests that competed for a thread waited for it (%.1f ms from arrival to call on average, against %.1f ms when the thread was free). The calls are %.0f%% of the request's critical path; the waits %.0f%% of a waiting request. Use a non-blocking client, or make the call on a worker thread.",
@@ -391,6 +386,9 @@ func (e *threadEvidence) judge() {
 		e.busyShare = float64(trace.UnionLength(trace.Intervals(spansOf(byStart)))) / float64(window)
 	}
 	e.takeTurns = connectionsTakeTurns(byStart)
+	if e.maxConc <= 1 && e.takeTurns {
+		e.logFreeProb = freeLoopLogProbability(byStart)
+	}
 
 	for i, c := range byStart {
 		if c.handler == nil {
@@ -438,6 +436,75 @@ func (e *threadEvidence) judge() {
 			e.freeTime += s - a
 		}
 	}
+}
+
+// freeLoopLogProbability is the natural log of how probable it is, were
+// the loop free, that none of calls (in start order, on one thread, none
+// overlapping another) had started while another connection's call was in
+// flight.
+//
+// The derivation. Let p_i be the share of the thread's time, from its first
+// call to its last, that connection i's calls took. Assume, for a free loop:
+//
+//  1. each connection sends its requests independently of the other
+//     connections' calls: a client's next request waits for its own
+//     response, never for another client's;
+//  2. a request that arrives while another connection's call is in flight
+//     starts its own call at once (that is what a free loop does), and its
+//     call then overlaps that one;
+//  3. the p_i measured on these calls are what they would be on a free
+//     loop: the calls take as long, and each client keeps its rhythm.
+//
+// By 1, a request of connection j arrives at a moment that is independent
+// of the other connections' calls, so it finds connection i's call in
+// flight with probability p_i (time averages seen by independent
+// arrivals), and none of them in flight with probability
+// prod_{i != j} (1 - p_i). By 2 that is the probability its call overlaps
+// nothing. Taking the calls as independent trials, the probability that
+// none of them overlapped is the product over the calls; the first call is
+// left out, as nothing before it was on the thread to overlap.
+//
+// The one-connection lookalike falls out of the formula: a client that
+// sends one request after another on one connection has no other
+// connection to overlap, so its calls have probability 1, however full
+// the thread. Where assumption 1 fails (one client on several
+// connections, or a load generator that paces its clients in lockstep)
+// the probability is wrong, which is why connectionsTakeTurns must hold
+// too. Requests paced evenly by a load tool break it as well: when their
+// spacing exceeds a call they never land in one, loop free or not. The
+// corpus holds such runs (quarkus-reactive-low, quarkus-blocking-low), and
+// they stay silent because their threads hold too few calls at their low
+// occupancy; a long enough paced run on a free loop would be flagged.
+func freeLoopLogProbability(calls []loopCall) float64 {
+	if len(calls) < 2 {
+		return 0
+	}
+	window := calls[len(calls)-1].call.End - calls[0].call.Start
+	for _, c := range calls {
+		window = max(window, c.call.End-calls[0].call.Start)
+	}
+	if window <= 0 {
+		return 0
+	}
+	busy := map[string]int64{}
+	for _, c := range calls {
+		busy[clientConnection(c.handler)] += c.call.Duration()
+	}
+	logFree := map[string]float64{} // ln(1 - p_i)
+	var all float64
+	for conn, b := range busy {
+		p := float64(b) / float64(window)
+		if p >= 1 {
+			return math.Inf(-1)
+		}
+		logFree[conn] = math.Log1p(-p)
+		all += logFree[conn]
+	}
+	var sum float64
+	for _, c := range calls[1:] {
+		sum += all - logFree[clientConnection(c.handler)]
+	}
+	return sum
 }
 
 // connectionsTakeTurns reports whether the requests of calls (in start

@@ -1,6 +1,7 @@
 package detect_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -212,8 +213,8 @@ func TestEventLoopBlockingReadWhenFree(t *testing.T) {
 	if fs[0].Evidence["waited_requests"] != 0 {
 		t.Errorf("no wait should show in the traces of this shape, got %v waited", fs[0].Evidence["waited_requests"])
 	}
-	if busy, _ := fs[0].Evidence["thread_busy_share"].(float64); busy < detect.EventLoopMinBusyShare {
-		t.Errorf("thread_busy_share = %v", fs[0].Evidence["thread_busy_share"])
+	if p, _ := fs[0].Evidence["free_loop_log10_probability"].(float64); p > math.Log10(detect.EventLoopFalsePositiveRate) {
+		t.Errorf("free_loop_log10_probability = %v", fs[0].Evidence["free_loop_log10_probability"])
 	}
 	if !strings.Contains(fs[0].Summary, "in no span") {
 		t.Errorf("summary does not say where the wait is: %s", fs[0].Summary)
