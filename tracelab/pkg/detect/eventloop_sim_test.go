@@ -48,7 +48,11 @@ type ordersOptions struct {
 	// (network.peer.address and network.peer.port), as the Java agent
 	// does; ConnPerRequest gives every request a new connection.
 	PeerPorts, ConnPerRequest bool
-	Seed                      int64
+	// ThinkMs is each client's mean pause between a response and its next
+	// request, drawn from an exponential distribution; 0 means a fixed
+	// 0.3 ms, as a load tool's closed loop without think time.
+	ThinkMs float64
+	Seed    int64
 }
 
 type orderReq struct {
@@ -105,7 +109,13 @@ func ordersLoad(o ordersOptions) []*trace.Span {
 	}
 	rng := rand.New(rand.NewSource(o.Seed))
 	jitter := func(ms float64) int64 { return int64(ms * (0.85 + 0.3*rng.Float64()) * 1e6) }
-	const parse, respond, think = 150_000, 100_000, 300_000 // ns
+	const parse, respond = 150_000, 100_000 // ns
+	think := func() int64 {
+		if o.ThinkMs == 0 {
+			return 300_000
+		}
+		return int64(rng.ExpFloat64() * o.ThinkMs * 1e6)
+	}
 
 	var q eventQueue
 	seq := 0
@@ -193,7 +203,7 @@ func ordersLoad(o ordersOptions) []*trace.Span {
 			}
 			r.end = at + respond
 			done = append(done, r)
-			send(r.vu, r.end+think)
+			send(r.vu, r.end+think())
 		}
 	}
 

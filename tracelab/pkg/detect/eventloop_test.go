@@ -1,6 +1,7 @@
 package detect_test
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -246,4 +247,120 @@ func TestEventLoopReadWhenFreeNonBlockingIsClean(t *testing.T) {
 			t.Errorf("%s: want no finding, got %s", name, fs[0].Summary)
 		}
 	}
+}
+
+// The blocked-loop shape that no trace shows (ReadWhenFree), judged on
+// evidence across the range a user meets: 1 to 64 clients on 2 loops, each
+// thread 5% to 95% occupied. Clients pause for exponential think times, so
+// their requests are independent, assumption 1 of freeLoopLogProbability.
+//
+//   - Free loops (a reactive client) are flagged on no thread: the stated
+//     rate is 1e-3 per thread, and 0 of these threads may exceed it.
+//   - Blocked loops are flagged on every thread whose calls hold the
+//     evidence the derivation needs: at least two connections and enough
+//     calls for their occupancy (calls needed, worked out here from the
+//     thread's measured occupancy and connections, with a 25% margin for
+//     the connections' unequal shares).
+func TestEventLoopEvidenceAcrossOccupancyAndClients(t *testing.T) {
+	const loops, callMs, cycleMs = 2, 4.0, 4.5 // cycleMs: a request's own work without think time
+	judged, found := 0, 0
+	for _, clients := range []int{1, 2, 4, 8, 16, 32, 64} {
+		for _, occupancy := range []float64{0.05, 0.2, 0.5, 0.8, 0.95} {
+			perThread := max(1, clients/loops)
+			// The think time that makes a free loop's thread this busy:
+			// each client's calls fill p of it, perThread clients 1-(1-p)^k.
+			p := 1 - math.Pow(1-occupancy, 1/float64(perThread))
+			think := callMs/p - cycleMs
+			if think < 0 {
+				continue // too few clients to fill the thread that much
+			}
+			// Short runs leave free loops whose calls happen not to overlap,
+			// which only the probability can clear; long runs give blocked
+			// loops the calls they need at low occupancy.
+			for _, run := range []struct {
+				requests int
+				blocking bool
+			}{{40, false}, {600, false}, {600, true}} {
+				blocking := run.blocking
+				o := ordersOptions{VUs: clients, Loops: loops, Requests: run.requests, Blocking: blocking, ReadWhenFree: true,
+					PeerPorts: true, Statements: 1, StmtMs: 0.2, CallMs: callMs, ThinkMs: think, Seed: int64(clients) * 7}
+				traces := trace.Group(ordersLoad(o))
+				flagged := map[string]bool{}
+				for _, f := range eventLoop(traces) {
+					for _, th := range f.Evidence["threads"].([]string) {
+						flagged[th] = true
+					}
+				}
+				name := fmt.Sprintf("%d clients, %.0f%% occupancy, %d requests, blocking=%v", clients, 100*occupancy, run.requests, blocking)
+				if !blocking {
+					if len(flagged) > 0 {
+						t.Errorf("%s: free loop flagged on %v", name, flagged)
+					}
+					continue
+				}
+				for th, ev := range threadShapes(traces) {
+					if ev.conns < 2 || float64(ev.calls) < 1.25*callsNeeded(ev.busy, ev.conns) {
+						continue
+					}
+					judged++
+					if flagged[th] {
+						found++
+					} else {
+						t.Errorf("%s: %s holds the evidence (%d calls, %d connections, %.0f%% busy) but was not flagged",
+							name, th, ev.calls, ev.conns, 100*ev.busy)
+					}
+				}
+			}
+		}
+	}
+	if judged < 20 {
+		t.Errorf("premise: only %d blocked threads held the evidence; the test needs more configurations", judged)
+	}
+	t.Logf("blocked threads holding the evidence: %d, flagged: %d", judged, found)
+}
+
+// callsNeeded is the derivation's bar: n calls with
+// (n-1)(k-1) ln(1-u/k) <= ln(rate), for k equally busy connections.
+func callsNeeded(u float64, k int) float64 {
+	return 1 + math.Log(detect.EventLoopFalsePositiveRate)/(float64(k-1)*math.Log1p(-u/float64(k)))
+}
+
+type threadShape struct {
+	calls, conns int
+	busy         float64
+}
+
+// threadShapes measures each event-loop thread as the derivation sees it:
+// its calls, the client connections they served, and the share of its
+// time from first call to last spent in them.
+func threadShapes(traces []*trace.Trace) map[string]threadShape {
+	type acc struct {
+		conns      map[string]bool
+		n          int
+		first, end int64
+		inCalls    int64
+	}
+	by := map[string]*acc{}
+	for _, tr := range traces {
+		for _, s := range tr.Spans {
+			th := s.Attr("thread.name")
+			if s.Kind != trace.KindClient || !detect.IsEventLoopThread(th) {
+				continue
+			}
+			a := by[th]
+			if a == nil {
+				a = &acc{conns: map[string]bool{}, first: s.Start}
+				by[th] = a
+			}
+			a.n++
+			a.first, a.end = min(a.first, s.Start), max(a.end, s.End)
+			a.inCalls += s.Duration()
+			a.conns[tr.Parent(s).Attr("network.peer.port")] = true
+		}
+	}
+	out := map[string]threadShape{}
+	for th, a := range by {
+		out[th] = threadShape{calls: a.n, conns: len(a.conns), busy: float64(a.inCalls) / float64(a.end-a.first)}
+	}
+	return out
 }
