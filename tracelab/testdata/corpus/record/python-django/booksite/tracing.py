@@ -11,6 +11,8 @@ statement spans then carry db.statement.parameters. Everything else is the
 instrumentations' default.
 """
 import os
+import signal
+import sys
 
 
 def setup():
@@ -28,6 +30,9 @@ def setup():
     DjangoInstrumentor().instrument()
     capture = os.environ.get("CAPTURE_PARAMETERS", "false").lower() == "true"
     Psycopg2Instrumentor().instrument(capture_parameters=capture)
+    # SIGTERM (the recording script's stop) exits normally, so that the SDK's
+    # atexit hook exports the spans still queued.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
 
 def setup_if_configured():
