@@ -15,7 +15,7 @@
 # writes <case>/traces.json with `tracelab convert --redact`.
 #
 # Needs: Python >= 3.10 with venv, Go (builds tracelab), jq, curl, the
-# PostgreSQL 16 binaries (initdb, postgres, psql) and a Jaeger v2 binary;
+# PostgreSQL 16 server binaries (initdb, postgres) and a Jaeger v2 binary;
 # infra/local/tools.sh caches both under ~/.cache/tracelab (PG_BIN_DIR and
 # JAEGER_BIN override where they are).
 #
@@ -131,15 +131,16 @@ if [ "$(id -u)" = 0 ]; then
 fi
 say "PostgreSQL: a fresh cluster in $pgdir, port $pg_port"
 run "$work/logs/initdb.log" "${as_pg[@]}" "$pg_bin/initdb" -D "$pgdir/data" -U books --auth=trust -E UTF8 --locale=C
+echo "CREATE DATABASE books" | "${as_pg[@]}" "$pg_bin/postgres" --single -D "$pgdir/data" postgres >"$work/logs/createdb.log" 2>&1 ||
+  die "could not create the books database; log: $work/logs/createdb.log"
 "${as_pg[@]}" "$pg_bin/postgres" -D "$pgdir/data" -c listen_addresses=127.0.0.1 -p "$pg_port" \
   -c unix_socket_directories="$pgdir" -c timezone=UTC -c log_min_messages=warning >"$work/logs/postgres.log" 2>&1 &
 pids+=($!)
 for i in $(seq 60); do
-  "$pg_bin/psql" -h 127.0.0.1 -p "$pg_port" -U books -d postgres -qAtc 'SELECT 1' >/dev/null 2>&1 && break
+  "$py" -c "import psycopg2; psycopg2.connect(host='127.0.0.1', port=$pg_port, user='books', dbname='books').close()" 2>/dev/null && break
   [ "$i" = 60 ] && die "PostgreSQL did not start; log: $work/logs/postgres.log"
   sleep 0.5
 done
-run "$work/logs/createdb.log" "$pg_bin/psql" -h 127.0.0.1 -p "$pg_port" -U books -d postgres -qc 'CREATE DATABASE books'
 say "migrating and seeding (untraced): 41 authors, 80 books"
 run "$work/logs/migrate.log" "$py" "$src/manage.py" migrate --noinput
 run "$work/logs/seed.log" "$py" "$src/manage.py" seed
