@@ -58,7 +58,7 @@ func repeatedUnits(t *trace.Trace) []repeatGroup {
 				continue // the callee's side of a call; a client traced as its own service (HotROD's redis) still counts
 			}
 			calls := t.OwnCallsUnder(u)
-			if len(calls) == 0 {
+			if len(calls) == 0 || slices.IndexFunc(calls, namesWork) < 0 {
 				continue
 			}
 			sig := unitSignature(t, u, calls)
@@ -86,6 +86,17 @@ func repeatedUnits(t *trace.Trace) []repeatGroup {
 		}
 	}
 	return out
+}
+
+// namesWork reports whether a call says what it asked for. A database span
+// that names neither a statement nor an operation is a driver's
+// bookkeeping around the query it accompanies, such as Go's XSAM/otelsql
+// sql.rows (reading a result) and sql.conn.reset_session (a pool check
+// without a round trip): it repeats with its query and is never a unit of
+// its own.
+func namesWork(c *trace.Span) bool {
+	return trace.Classify(c) != trace.CallDB ||
+		c.Attr("db.query.text", "db.statement", "db.operation.name", "db.operation", "db.query.summary") != ""
 }
 
 // unitSignature is what makes two sibling subtrees the same unit: the
