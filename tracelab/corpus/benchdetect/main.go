@@ -82,6 +82,7 @@ func run() int {
 		results = append(results, r)
 	}
 	printTables(os.Stdout, ids, results)
+	printStacks(os.Stdout, results)
 	printMapping(os.Stdout, notCompared)
 	printDetails(os.Stdout, results)
 
@@ -191,6 +192,49 @@ func printTables(out *os.File, ids []string, results []caseResult) {
 		}
 		w.Flush()
 	}
+}
+
+// printStacks scores each application stack over all detectors, on all of
+// its cases and on its held-out ones. A stack none of whose cases was looked
+// at when tuning is a leave-one-stack-out score as it stands; a stack with
+// tuned cases has one only for its held-out cases, if it has any.
+// perf-sentinel is scored on the detector classes it has (psCompares).
+func printStacks(out *os.File, results []caseResult) {
+	byStack := map[string][]caseResult{}
+	for _, r := range results {
+		byStack[r.c.Labels.Stack] = append(byStack[r.c.Labels.Stack], r)
+	}
+	fmt.Fprintln(out, "\nPer stack, all detectors: all its cases | its held-out cases (leave one stack out)")
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "stack\ttool\tcases\tTP\tFP\tFN\tprecision\trecall\t|\tcases\tTP\tFP\tFN\tprecision\trecall\t\n")
+	for _, stack := range slices.Sorted(maps.Keys(byStack)) {
+		for _, tool := range []string{tracelabName, psName} {
+			var all, held tally
+			nAll, nHeld := 0, 0
+			for _, r := range byStack[stack] {
+				nAll++
+				isHeld := r.c.Labels.Tuning == corpus.HeldOut
+				if isHeld {
+					nHeld++
+				}
+				for _, id := range corpus.DetectorIDs() {
+					if tool == psName && !psCompares(id) {
+						continue
+					}
+					all.add(r.score[tool], id)
+					if isHeld {
+						held.add(r.score[tool], id)
+					}
+				}
+			}
+			heldCells := "0\t—\t—\t—\t—\t—"
+			if nHeld > 0 {
+				heldCells = fmt.Sprintf("%d\t%s", nHeld, held.cells())
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t|\t%s\t\n", stack, tool, nAll, all.cells(), heldCells)
+		}
+	}
+	w.Flush()
 }
 
 func printMapping(out *os.File, notCompared map[string]int) {

@@ -3,8 +3,8 @@
 // analyzer run every known detector without naming them.
 //
 // Detector ids are part of the lab's contract (scenario.yaml expectations
-// refer to them): n-plus-one, chatty-db, event-loop-blocking,
-// kafka-producer-contention, dispatch-overhead.
+// refer to them): n-plus-one, redundant-call, chatty-db,
+// event-loop-blocking, kafka-producer-contention, dispatch-overhead.
 //
 // Adding a detector: one file, a type with ID and Detect, and
 // `func init() { Register(MyDetector{}) }`. Build on the trace package
