@@ -3,11 +3,11 @@
 # node-express-http-nplus1 and node-express-http-batched (see
 # node-express/README.md).
 #
-# Two Express services from node-express/, installed from npm at the versions
-# pinned in node-express/package.json, each started with the OpenTelemetry
-# Node SDK (node-express/tracing.js: instrumentation-http, -express, -pg,
-# -knex; instrumentation-pg with enhancedDatabaseReporting, so the bound
-# values are recorded) exporting OTLP/HTTP JSON to a small receiver
+# Two Express services from node-express/, installed from npm at the
+# versions pinned in node-express/package-lock.json (npm ci), each started
+# with the OpenTelemetry Node SDK (node-express/tracing.js:
+# instrumentation-http, -express, -pg, -knex; instrumentation-pg with
+# enhancedDatabaseReporting, so the bound values are recorded) exporting OTLP/HTTP JSON to a small receiver
 # (node-express/collector.js) that appends every export request to a file:
 #   shop     GET /orders/nplus1, /orders/joined (Knex + Objection on
 #            PostgreSQL), GET /cart/nplus1, /cart/batched (HTTP to pricing)
@@ -101,12 +101,15 @@ tracelab=$work/bin/tracelab
 
 app=$work/app
 mkdir -p "$app"
-cp "$src"/package.json "$src"/*.js "$src"/db.sql "$app/"
-if ! cmp -s "$src/package.json" "$app/.installed-package.json"; then
-  say "installing the application's packages from npm (node-express/package.json)"
-  rm -rf "$app/node_modules" "$app/package-lock.json"
-  (cd "$app" && run "$work/logs/npm-install.log" nice -n 19 npm install --no-audit --no-fund --ignore-scripts)
-  cp "$src/package.json" "$app/.installed-package.json"
+cp "$src"/package.json "$src"/package-lock.json "$src"/*.js "$src"/db.sql "$app/"
+# package-lock.json pins every package (written with
+# --omit-lockfile-registry-resolved: npm ci takes them from the configured
+# registry). No package needs an install script (protobufjs's postinstall
+# only prints a notice), so none runs.
+if ! cat "$src/package.json" "$src/package-lock.json" | cmp -s - "$app/.installed"; then
+  say "installing the application's packages from npm (node-express/package-lock.json)"
+  (cd "$app" && run "$work/logs/npm-ci.log" nice -n 19 npm ci --no-audit --no-fund --ignore-scripts)
+  cat "$src/package.json" "$src/package-lock.json" >"$app/.installed"
 fi
 
 # --- PostgreSQL ----------------------------------------------------------------
