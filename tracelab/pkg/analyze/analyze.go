@@ -144,13 +144,16 @@ type requestAgg struct {
 	onPath       map[segmentKey]int64
 }
 
-// Calls counts a trace's outgoing calls (trace.IsCall) and, of those, its
-// database round trips (detect.IsDBRoundTrip).
+// Calls counts a trace's outgoing calls and, of those, its database round
+// trips (detect.IsDBRoundTrip). A call counts once however many layers
+// trace it (trace.OwnCall): Node's knex span and the pg span under it are
+// one query.
 func Calls(t *trace.Trace) (calls, dbCalls int) {
 	for _, s := range t.Spans {
-		if trace.IsCall(s) {
-			calls++
+		if !t.OwnCall(s) {
+			continue
 		}
+		calls++
 		if detect.IsDBRoundTrip(s) {
 			dbCalls++
 		}

@@ -130,7 +130,7 @@ func redundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
 		if !t.OwnCall(c) || !isRead(c) {
 			continue
 		}
-		v, ok := callValues(c)
+		v, ok := callValues(t, c)
 		if !ok {
 			continue
 		}

@@ -81,7 +81,7 @@ func repeatedUnits(t *trace.Trace) []repeatGroup {
 			if g.factor > NPlusOneMaxParallelism {
 				continue // a fan-out: the units overlap, their cost does not add up
 			}
-			g.values = compareValues(g.calls)
+			g.values = compareValues(t, g.calls)
 			out = append(out, *g)
 		}
 	}
@@ -112,12 +112,12 @@ func unitSignature(t *trace.Trace, u *trace.Span, calls []*trace.Span) string {
 }
 
 // compareValues tells whether units made their calls with the same values.
-func compareValues(calls [][]*trace.Span) valueKnowledge {
+func compareValues(t *trace.Trace, calls [][]*trace.Span) valueKnowledge {
 	first := ""
 	for i, cs := range calls {
 		var b strings.Builder
 		for _, c := range cs {
-			v, ok := callValues(c)
+			v, ok := callValues(t, c)
 			if !ok {
 				return valuesUnknown
 			}
@@ -142,7 +142,26 @@ func compareValues(calls [][]*trace.Span) valueKnowledge {
 //     request's traceparent into them;
 //   - an HTTP call: its full URL, query included;
 //   - anything else: nothing.
-func callValues(c *trace.Span) (string, bool) {
+//
+// When the call's own span does not say, a lower layer of it may: Node's
+// knex span records the statement with ? and no values, the pg span under
+// it the same statement with $1 and db.postgresql.values.
+func callValues(t *trace.Trace, c *trace.Span) (string, bool) {
+	if v, ok := spanValues(c); ok {
+		return v, true
+	}
+	for _, l := range t.Children(c) {
+		if l.Service == c.Service && trace.IsCall(l) {
+			if v, ok := callValues(t, l); ok {
+				return v, true
+			}
+		}
+	}
+	return "", false
+}
+
+// spanValues is callValues for one span's own attributes.
+func spanValues(c *trace.Span) (string, bool) {
 	switch trace.Classify(c) {
 	case trace.CallDB:
 		stmt := c.Attr("db.query.text", "db.statement")

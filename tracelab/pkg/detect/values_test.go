@@ -81,3 +81,28 @@ func ids(fs []detect.Finding) []string {
 	}
 	return out
 }
+
+// Node's knex span records the statement with ? and no values; the pg span
+// it wraps records the same query with $1 and db.postgresql.values. The
+// values are read from that lower layer.
+func TestValuesFromALowerLayerOfTheCall(t *testing.T) {
+	root := &trace.Span{TraceID: "t2", SpanID: "r", Name: "GET /orders", Kind: trace.KindServer, Service: "shop",
+		Attrs: map[string]string{"http.request.method": "GET", "http.route": "/orders"}}
+	spans := []*trace.Span{root}
+	for i := 0; i < 8; i++ {
+		s := int64(i) * 1_000_000
+		knex := &trace.Span{TraceID: "t2", SpanID: fmt.Sprintf("k%d", i), ParentID: "r", Name: "select shop.customers",
+			Kind: trace.KindClient, Service: "shop", Start: s, End: s + 900_000,
+			Attrs: map[string]string{"db.system.name": "postgresql", "db.query.text": `select * from "customers" where "id" = ?`}}
+		pg := &trace.Span{TraceID: "t2", SpanID: fmt.Sprintf("p%d", i), ParentID: knex.SpanID, Name: "pg.query:SELECT shop",
+			Kind: trace.KindClient, Service: "shop", Start: s + 100_000, End: s + 800_000,
+			Attrs: map[string]string{"db.system.name": "postgresql", "db.query.text": `select * from "customers" where "id" = $1`,
+				"db.postgresql.values": fmt.Sprintf(`["%d"]`, 100+i)}}
+		spans = append(spans, knex, pg)
+		root.End = s + 1_000_000
+	}
+	fs := detect.NPlusOne{}.Detect([]*trace.Trace{trace.New("t2", spans)})
+	if len(fs) != 1 || fs[0].Evidence["parameter_values"] != "distinct" {
+		t.Fatalf("want one n-plus-one with distinct values, got %+v", fs)
+	}
+}
