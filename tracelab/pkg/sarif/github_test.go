@@ -383,7 +383,9 @@ func TestGitHubRequirementsReject(t *testing.T) {
 		break_     func(map[string]any)
 	}{
 		{"no $schema", "GH1011", func(d map[string]any) { delete(d, "$schema") }},
-		{"draft schema", "GH1011", func(d map[string]any) { d["$schema"] = "https://schemastore.azurewebsites.net/schemas/json/sarif-2.1.0-rtm.5.json" }},
+		{"draft schema", "GH1011", func(d map[string]any) {
+			d["$schema"] = "https://schemastore.azurewebsites.net/schemas/json/sarif-2.1.0-rtm.5.json"
+		}},
 		{"version 2.0.0", "GH1013", func(d map[string]any) { d["version"] = "2.0.0" }},
 		{"no runs", "GH1013", func(d map[string]any) { d["runs"] = []any{} }},
 		{"21 runs", "docs limits", func(d map[string]any) {
