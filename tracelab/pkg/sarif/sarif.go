@@ -199,6 +199,10 @@ var ruleText = map[string][2]string{
 	},
 }
 
+// placementHelp tells a reader of a code-scanning alert why it sits at
+// line 1 of a service's path rather than at the code at fault.
+const placementHelp = " Traces name no source line, so the alert sits at line 1 of the service's path in the repository (tracelab's --sarif-map sets it); the service, request type and operation are in its logical location and properties, and an example trace id in its properties."
+
 // RuleFor returns the rule of a detector id; an id without a description
 // here (a detector added since) still gets a rule, with generic text.
 func RuleFor(id string) Rule {
@@ -207,7 +211,7 @@ func RuleFor(id string) Rule {
 		t = [2]string{"tracelab detector " + id + ".", "A pathology found by the tracelab detector " + id + "; the result's message says what and what to do."}
 	}
 	return Rule{
-		ID: id, ShortDescription: Message{t[0]}, FullDescription: Message{t[1]}, Help: Message{t[1]},
+		ID: id, ShortDescription: Message{t[0]}, FullDescription: Message{t[1]}, Help: Message{t[1] + placementHelp},
 		DefaultConfiguration: Configuration{"warning"},
 		Properties:           RuleProperties{Tags: []string{"performance", "traces"}},
 	}
