@@ -17,7 +17,7 @@ func TestParsePaths(t *testing.T) {
 	want := Paths{"checkout": "services/checkout/src/Main.java", "payment": "services/payment", "geo:eu": "geo"}
 	for name, doc := range map[string]string{
 		"yaml": "checkout: services/checkout/src/Main.java\npayment: services/payment/\n\"geo:eu\": ./geo\n",
-		"json": `{"checkout": "services/checkout/src/Main.java", "payment": "services/payment/", "geo:eu": "geo"}`,
+		"json": "{\n\t\"checkout\": \"services/checkout/src/Main.java\",\n\t\"payment\": \"services/payment/\",\n\t\"geo:eu\": \"geo\"\n}\n",
 	} {
 		p, err := ParsePaths([]byte(doc))
 		if err != nil {
