@@ -80,6 +80,7 @@ func runAnalyze(args []string) int {
 	fs.SetOutput(io.Discard) // errors are reported in one line below
 	file := fs.String("file", "", "OTLP JSON file to analyze")
 	format := fs.String("format", "text", "output format: text, json or sarif")
+	sarifMap := fs.String("sarif-map", "", "SARIF: YAML/JSON file mapping each service to its path in the repository")
 	jaegerURL := fs.String("jaeger", "", "Jaeger query URL")
 	service := fs.String("service", "", "Jaeger: service name")
 	operation := fs.String("operation", "", "Jaeger: operation name")
@@ -139,6 +140,10 @@ func runAnalyze(args []string) int {
 	if *format != "text" && *format != "json" && *format != "sarif" {
 		return fail(exitUsage, "analyze: unknown --format %q; use text, json or sarif", *format)
 	}
+	sarifPaths, err := sarif.LoadPaths(*sarifMap)
+	if err != nil {
+		return fail(exitUsage, "analyze: --sarif-map %v", err)
+	}
 
 	var (
 		in   io.Reader
@@ -197,7 +202,7 @@ func runAnalyze(args []string) int {
 		enc.SetIndent("", "  ")
 		err = enc.Encode(report)
 	case "sarif":
-		err = sarif.Write(analyzeOut, report, sarif.IDs(detectors))
+		err = sarif.Write(analyzeOut, report, sarif.IDs(detectors), sarifPaths)
 	default:
 		err = analyze.WriteText(analyzeOut, report)
 	}

@@ -71,6 +71,7 @@ func runCompare(args []string) int {
 	baseline := fs.String("baseline", "", "the baseline: a trace file, jaeger:URL?service=S or tempo:URL?query=Q")
 	candidate := fs.String("candidate", "", "the candidate: a trace file, jaeger:URL?service=S or tempo:URL?query=Q")
 	format := fs.String("format", "text", "output format: text, json or sarif")
+	sarifMap := fs.String("sarif-map", "", "SARIF: YAML/JSON file mapping each service to its path in the repository")
 	maxReg := fs.String("max-p95-regression", fmt.Sprintf("%g%%", 100*compare.DefaultMaxP95Regression), "allowed p95 regression beyond noise")
 	failOn := fs.String("fail-on", "new", "new or none")
 	if err := fs.Parse(args); err != nil {
@@ -91,6 +92,10 @@ func runCompare(args []string) int {
 	}
 	if *format != "text" && *format != "json" && *format != "sarif" {
 		return fail(exitUsage, "compare: unknown --format %q; use text, json or sarif", *format)
+	}
+	sarifPaths, err := sarif.LoadPaths(*sarifMap)
+	if err != nil {
+		return fail(exitUsage, "compare: --sarif-map %v", err)
 	}
 	if *failOn != "new" && *failOn != "none" {
 		return fail(exitUsage, "compare: unknown --fail-on %q; use new or none", *failOn)
@@ -118,7 +123,7 @@ func runCompare(args []string) int {
 		enc.SetIndent("", "  ")
 		err = enc.Encode(res)
 	case "sarif":
-		err = sarif.WriteComparison(compareOut, res, sarif.IDs(detectors), maxRegression)
+		err = sarif.WriteComparison(compareOut, res, sarif.IDs(detectors), maxRegression, sarifPaths)
 	default:
 		err = writeComparison(compareOut, res)
 	}

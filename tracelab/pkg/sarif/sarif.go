@@ -1,16 +1,23 @@
 // Package sarif encodes an analysis report as SARIF 2.1.0, the format CI
 // systems and code-scanning tools read findings from.
 //
-// Traces have no source files, so a result has no physical location: its
-// location is logical, a hierarchy kept in run.logicalLocations of the
-// service that makes the calls (kind "module"), the request type it makes
-// them in (kind "function") and the culprit operation (kind "member"), whose
-// fullyQualifiedName is "service request operation". Each rule is a
-// detector id; a result's level is "error" when the finding takes at least
-// half of the request's critical path (ErrorShare), "warning" otherwise.
-// The numbers a reader needs to weigh a finding go in its properties, and a
-// partial fingerprint of detector, service, request and operation lets a
-// code-scanning tool match the same finding across runs.
+// Traces have no source files, so where a finding is has two parts in its
+// one location. The logical part is a hierarchy kept in
+// run.logicalLocations of the service that makes the calls (kind
+// "module"), the request type it makes them in (kind "function") and the
+// culprit operation (kind "member"), whose fullyQualifiedName is "service
+// request operation". The physical part is a path in the user's repository,
+// relative to its root (uriBaseId %SRCROOT%), at line 1: the path Paths maps
+// the service to, or else a directory named after the service. GitHub code
+// scanning refuses a whole upload if one result has no physical location
+// (see github_test.go), so every result has one.
+//
+// Each rule is a detector id; a result's level is "error" when the finding
+// takes at least half of the request's critical path (ErrorShare),
+// "warning" otherwise. The numbers a reader needs to weigh a finding go in
+// its properties, and partial fingerprints of detector, service, request
+// and operation let a code-scanning tool match the same finding across
+// runs.
 package sarif
 
 import (
@@ -41,6 +48,18 @@ const ErrorShare = 0.5
 // and new fingerprints.
 const FingerprintKey = "tracelabFinding/v1"
 
+// LineHashKey is the one partialFingerprints key GitHub code scanning
+// reads. Left out, its upload action would hash line 1 of the file the
+// result is placed at, the same for every finding placed there, and
+// GitHub would merge them; so tracelab fills it with the finding's own
+// identity, in the action's "hash:occurrence" form.
+const LineHashKey = "primaryLocationLineHash"
+
+// SourceRoot is the uriBaseId of every artifact location: the root of the
+// repository the SARIF is uploaded to, which the consumer knows and
+// tracelab does not.
+const SourceRoot = "%SRCROOT%"
+
 // Log is a SARIF log file, with the parts of the format tracelab fills in.
 type Log struct {
 	Schema  string `json:"$schema"`
@@ -50,9 +69,16 @@ type Log struct {
 
 // Run is one run of tracelab over a set of traces.
 type Run struct {
-	Tool             Tool              `json:"tool"`
-	LogicalLocations []LogicalLocation `json:"logicalLocations,omitempty"`
-	Results          []Result          `json:"results"`
+	Tool               Tool                    `json:"tool"`
+	OriginalURIBaseIDs map[string]BaseLocation `json:"originalUriBaseIds,omitempty"`
+	LogicalLocations   []LogicalLocation       `json:"logicalLocations,omitempty"`
+	Results            []Result                `json:"results"`
+}
+
+// BaseLocation describes a uriBaseId. Without a uri, it says the consumer
+// resolves it (SARIF 2.1.0 §3.14.14).
+type BaseLocation struct {
+	Description Message `json:"description"`
 }
 
 // Tool describes tracelab and its rules.
@@ -69,10 +95,17 @@ type Driver struct {
 
 // Rule (a SARIF reportingDescriptor) is one detector.
 type Rule struct {
-	ID                   string        `json:"id"`
-	ShortDescription     Message       `json:"shortDescription"`
-	Help                 Message       `json:"help"`
-	DefaultConfiguration Configuration `json:"defaultConfiguration"`
+	ID                   string         `json:"id"`
+	ShortDescription     Message        `json:"shortDescription"`
+	FullDescription      Message        `json:"fullDescription"`
+	Help                 Message        `json:"help"`
+	DefaultConfiguration Configuration  `json:"defaultConfiguration"`
+	Properties           RuleProperties `json:"properties"`
+}
+
+// RuleProperties are what code scanning filters rules by.
+type RuleProperties struct {
+	Tags []string `json:"tags"`
 }
 
 // Configuration is a rule's default reporting configuration.
@@ -97,9 +130,28 @@ type Result struct {
 	Properties          map[string]any    `json:"properties"`
 }
 
-// Location is where a result was found; for traces, only a logical one.
+// Location is where a result was found: a place in the repository, and
+// the service, request and operation in the traces.
 type Location struct {
-	LogicalLocations []LogicalLocation `json:"logicalLocations"`
+	PhysicalLocation *PhysicalLocation `json:"physicalLocation,omitempty"`
+	LogicalLocations []LogicalLocation `json:"logicalLocations,omitempty"`
+}
+
+// PhysicalLocation is a file or directory of the repository, at a line.
+type PhysicalLocation struct {
+	ArtifactLocation ArtifactLocation `json:"artifactLocation"`
+	Region           Region           `json:"region"`
+}
+
+// ArtifactLocation is a path relative to the root URIBaseID names.
+type ArtifactLocation struct {
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId,omitempty"`
+}
+
+// Region is a line of an artifact.
+type Region struct {
+	StartLine int `json:"startLine"`
 }
 
 // LogicalLocation is a service, a request type or an operation. In
@@ -147,6 +199,10 @@ var ruleText = map[string][2]string{
 	},
 }
 
+// placementHelp tells a reader of a code-scanning alert why it sits at
+// line 1 of a service's path rather than at the code at fault.
+const placementHelp = " Traces name no source line, so the alert sits at line 1 of the service's path in the repository (tracelab's --sarif-map sets it); the service, request type and operation are in its logical location and properties, and an example trace id in its properties."
+
 // RuleFor returns the rule of a detector id; an id without a description
 // here (a detector added since) still gets a rule, with generic text.
 func RuleFor(id string) Rule {
@@ -154,7 +210,11 @@ func RuleFor(id string) Rule {
 	if !ok {
 		t = [2]string{"tracelab detector " + id + ".", "A pathology found by the tracelab detector " + id + "; the result's message says what and what to do."}
 	}
-	return Rule{ID: id, ShortDescription: Message{t[0]}, Help: Message{t[1]}, DefaultConfiguration: Configuration{"warning"}}
+	return Rule{
+		ID: id, ShortDescription: Message{t[0]}, FullDescription: Message{t[1]}, Help: Message{t[1] + placementHelp},
+		DefaultConfiguration: Configuration{"warning"},
+		Properties:           RuleProperties{Tags: []string{"performance", "traces"}},
+	}
 }
 
 // Described reports whether a detector id has its own rule text.
@@ -165,9 +225,10 @@ func Described(id string) bool {
 
 // FromReport encodes r as a log of one run whose rules are detectorIDs (in
 // that order; pass the ids of detect.All()). A finding of an id not in
-// detectorIDs gets a rule of its own, appended.
-func FromReport(r analyze.Report, detectorIDs []string) Log {
-	b := newBuilder(detectorIDs)
+// detectorIDs gets a rule of its own, appended. paths places each service
+// in the repository (nil: a directory named after it).
+func FromReport(r analyze.Report, detectorIDs []string, paths Paths) Log {
+	b := newBuilder(detectorIDs, paths)
 	for _, f := range r.Findings {
 		b.finding(f, "")
 	}
@@ -175,8 +236,8 @@ func FromReport(r analyze.Report, detectorIDs []string) Log {
 }
 
 // Write encodes r as SARIF on w, indented.
-func Write(w io.Writer, r analyze.Report, detectorIDs []string) error {
-	return writeLog(w, FromReport(r, detectorIDs))
+func Write(w io.Writer, r analyze.Report, detectorIDs []string, paths Paths) error {
+	return writeLog(w, FromReport(r, detectorIDs, paths))
 }
 
 // RegressionRule is the rule of a request type that got slower beyond the
@@ -187,9 +248,10 @@ const RegressionRule = "p95-regression"
 // a result with its SARIF baselineState: "new" (in the candidate only),
 // "unchanged" (persisting) or "absent" (resolved; level "none", as it no
 // longer happens). Each request type that regressed is an "error" result of
-// RegressionRule, located at its request type.
-func FromComparison(c compare.Result, detectorIDs []string, maxRegression float64) Log {
-	b := newBuilder(detectorIDs)
+// RegressionRule, located at its request type and at the path of the
+// service that serves it.
+func FromComparison(c compare.Result, detectorIDs []string, maxRegression float64, paths Paths) Log {
+	b := newBuilder(detectorIDs, paths)
 	for _, f := range c.New {
 		b.finding(f, "new")
 	}
@@ -212,8 +274,8 @@ func FromComparison(c compare.Result, detectorIDs []string, maxRegression float6
 			RuleIndex:           b.rule(RegressionRule),
 			Level:               "error",
 			Message:             Message{reason},
-			Locations:           []Location{{LogicalLocations: []LogicalLocation{loc}}},
-			PartialFingerprints: map[string]string{FingerprintKey: fingerprint(RegressionRule, q.Request)},
+			Locations:           []Location{{PhysicalLocation: b.paths.place(paths.requestService(q.Request)), LogicalLocations: []LogicalLocation{loc}}},
+			PartialFingerprints: fingerprints(fingerprint(RegressionRule, q.Request)),
 			Properties: map[string]any{
 				"request": q.Request, "p95_ratio": q.P95Ratio,
 				"baseline_p95_ms": q.Baseline.P95Ms, "candidate_p95_ms": q.Candidate.P95Ms,
@@ -224,8 +286,8 @@ func FromComparison(c compare.Result, detectorIDs []string, maxRegression float6
 }
 
 // WriteComparison encodes c as SARIF on w, indented.
-func WriteComparison(w io.Writer, c compare.Result, detectorIDs []string, maxRegression float64) error {
-	return writeLog(w, FromComparison(c, detectorIDs, maxRegression))
+func WriteComparison(w io.Writer, c compare.Result, detectorIDs []string, maxRegression float64, paths Paths) error {
+	return writeLog(w, FromComparison(c, detectorIDs, maxRegression, paths))
 }
 
 func writeLog(w io.Writer, l Log) error {
@@ -239,13 +301,20 @@ type builder struct {
 	run       Run
 	ruleIndex map[string]int
 	locs      locationTable
+	paths     Paths
 }
 
-func newBuilder(detectorIDs []string) *builder {
+func newBuilder(detectorIDs []string, paths Paths) *builder {
 	b := &builder{
-		run:       Run{Tool: Tool{Driver: Driver{Name: "tracelab", Rules: []Rule{}}}, Results: []Result{}},
+		run: Run{
+			Tool: Tool{Driver: Driver{Name: "tracelab", Rules: []Rule{}}},
+			OriginalURIBaseIDs: map[string]BaseLocation{SourceRoot: {Description: Message{
+				"The root of the repository the services' code is in; the consumer supplies it (GitHub code scanning: the checkout)."}}},
+			Results: []Result{},
+		},
 		ruleIndex: map[string]int{},
 		locs:      locationTable{index: map[string]int{}},
+		paths:     paths,
 	}
 	for _, id := range detectorIDs {
 		b.rule(id)
@@ -271,8 +340,8 @@ func (b *builder) finding(f detect.Finding, baselineState string) *Result {
 		RuleIndex:           b.rule(f.Detector),
 		Level:               Level(f),
 		Message:             Message{f.Summary},
-		Locations:           []Location{{LogicalLocations: []LogicalLocation{b.locs.leaf(f)}}},
-		PartialFingerprints: map[string]string{FingerprintKey: Fingerprint(f)},
+		Locations:           []Location{{PhysicalLocation: b.paths.place(f.Service), LogicalLocations: []LogicalLocation{b.locs.leaf(f)}}},
+		PartialFingerprints: fingerprints(Fingerprint(f)),
 		BaselineState:       baselineState,
 		Properties:          properties(f),
 	})
@@ -307,6 +376,12 @@ func Level(f detect.Finding) string {
 // run to run, are left out.
 func Fingerprint(f detect.Finding) string {
 	return fingerprint(f.Detector, f.Service, f.Request, f.Operation)
+}
+
+// fingerprints are a result's partialFingerprints: tracelab's own, and
+// the same identity under the key GitHub reads.
+func fingerprints(fp string) map[string]string {
+	return map[string]string{FingerprintKey: fp, LineHashKey: fp[:16] + ":1"}
 }
 
 func fingerprint(parts ...string) string {

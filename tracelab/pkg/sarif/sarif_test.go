@@ -35,7 +35,7 @@ func analyzeCase(t *testing.T, name string) analyze.Report {
 func encode(t *testing.T, r analyze.Report) (any, []byte) {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := Write(&buf, r, IDs(detect.All())); err != nil {
+	if err := Write(&buf, r, IDs(detect.All()), nil); err != nil {
 		t.Fatal(err)
 	}
 	return schematest.Parse(t, buf.Bytes()), buf.Bytes()
@@ -136,7 +136,7 @@ func TestEveryDetectorHasARule(t *testing.T) {
 	if len(ids) == 0 {
 		t.Fatal("no detectors registered")
 	}
-	log := FromReport(analyze.Report{}, ids)
+	log := FromReport(analyze.Report{}, ids, nil)
 	rules := log.Runs[0].Tool.Driver.Rules
 	if len(rules) != len(ids) {
 		t.Fatalf("%d rules for %d detectors", len(rules), len(ids))
@@ -199,7 +199,7 @@ func TestComparisonValidates(t *testing.T) {
 		t.Run(tc.base+"->"+tc.cand, func(t *testing.T) {
 			c := compareCases(t, tc.base, tc.cand)
 			var buf bytes.Buffer
-			if err := WriteComparison(&buf, c, IDs(detect.All()), 0.10); err != nil {
+			if err := WriteComparison(&buf, c, IDs(detect.All()), 0.10, nil); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Validate(schematest.Parse(t, buf.Bytes())); err != nil {

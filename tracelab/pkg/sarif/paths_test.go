@@ -1,0 +1,214 @@
+package sarif
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"tracelab/pkg/analyze"
+	"tracelab/pkg/detect"
+)
+
+func TestParsePaths(t *testing.T) {
+	want := Paths{"checkout": "services/checkout/src/Main.java", "payment": "services/payment", "geo:eu": "geo"}
+	for name, doc := range map[string]string{
+		"yaml": "checkout: services/checkout/src/Main.java\npayment: services/payment/\n\"geo:eu\": ./geo\n",
+		"json": "{\n\t\"checkout\": \"services/checkout/src/Main.java\",\n\t\"payment\": \"services/payment/\",\n\t\"geo:eu\": \"geo\"\n}\n",
+	} {
+		p, err := ParsePaths([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(p, want) {
+			t.Errorf("%s: %v, want %v", name, p, want)
+		}
+	}
+}
+
+// A path code scanning could not place, or a file that is not a mapping,
+// is an error of one line that says what to write instead.
+func TestParsePathsRejects(t *testing.T) {
+	for name, doc := range map[string]string{
+		"absolute":      "checkout: /home/runner/work/app/checkout",
+		"file URI":      "checkout: file:///home/runner/work/app/checkout",
+		"https URI":     "checkout: https://github.com/acme/app/tree/main/checkout",
+		"windows drive": `checkout: 'C:\app\checkout'`,
+		"backslash":     `checkout: 'services\checkout'`,
+		"parent":        "checkout: ../other/checkout",
+		"parent inside": "checkout: services/../../checkout",
+		"root":          "checkout: .",
+		"empty path":    "checkout: ''",
+		"null path":     "checkout:",
+		"nested":        "checkout:\n  path: services/checkout",
+		"list":          "- checkout\n- payment",
+		"empty file":    "",
+		"duplicate":     "checkout: a\ncheckout: b",
+		"not yaml":      "{checkout: [",
+	} {
+		_, err := ParsePaths([]byte(doc))
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: the error is more than one line: %q", name, err)
+		}
+	}
+}
+
+func TestLoadPaths(t *testing.T) {
+	if p, err := LoadPaths(""); err != nil || p != nil {
+		t.Errorf("no file: %v, %v; want no mapping and no error", p, err)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "paths.yaml")
+	if err := os.WriteFile(f, []byte("checkout: services/checkout\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := LoadPaths(f); err != nil || p["checkout"] != "services/checkout" {
+		t.Errorf("%v, %v", p, err)
+	}
+	for _, bad := range []string{filepath.Join(dir, "missing.yaml"), dir} {
+		if _, err := LoadPaths(bad); err == nil || !strings.Contains(err.Error(), bad) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v; want one line naming the file", bad, err)
+		}
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	for service, want := range map[string]string{
+		"checkout":         "checkout",
+		"order-service_v2": "order-service_v2",
+		"acme/checkout":    "acme-checkout",
+		"../../etc":        "..-..-etc",
+		"..":               "unknown-service",
+		"":                 "unknown-service",
+		"日本":               "unknown-service",
+		"geo:eu west":      "geo-eu-west",
+	} {
+		if got := DefaultPath(service); got != want {
+			t.Errorf("DefaultPath(%q) = %q, want %q", service, got, want)
+		}
+	}
+}
+
+// A path becomes a relative URI reference that reads back as the path: a
+// colon cannot turn into a scheme, nor a space or "#" end the path.
+func TestPathURI(t *testing.T) {
+	for _, p := range []string{"services/checkout", "geo:eu/Main.java", "a b/c#d?e", "ünï/code.py", "50%/x"} {
+		uri := pathURI(p)
+		u, err := url.Parse(uri)
+		if err != nil || u.Scheme != "" || u.Host != "" || u.RawQuery != "" || u.Fragment != "" {
+			t.Errorf("%q -> %q: %+v, %v; want a plain relative path", p, uri, u, err)
+			continue
+		}
+		if u.Path != p {
+			t.Errorf("%q -> %q reads back as %q", p, uri, u.Path)
+		}
+	}
+}
+
+func TestRequestService(t *testing.T) {
+	p := Paths{"geo eu": "geo", "geo": "geo-all"}
+	for req, want := range map[string]string{
+		"geo eu GET /x":      "geo eu",
+		"geo GET /x":         "geo",
+		"catalog GET /items": "catalog",
+		"catalog":            "catalog",
+	} {
+		if got := p.requestService(req); got != want {
+			t.Errorf("requestService(%q) = %q, want %q", req, got, want)
+		}
+	}
+}
+
+// Each result sits at its service's mapped path, or at the directory named
+// after it, line 1, relative to %SRCROOT%, and keeps its logical location.
+func TestResultsArePlaced(t *testing.T) {
+	r := analyzeCase(t, "lab-nplus1-baseline")
+	// No corpus case has findings in two services; a second one is the
+	// first finding moved to another service.
+	other := r.Findings[0]
+	other.Service = "payment"
+	r.Findings = append(r.Findings, other)
+	services := map[string]bool{}
+	for _, f := range r.Findings {
+		services[f.Service] = true
+	}
+	if len(services) < 2 {
+		t.Fatalf("services %v; the test needs findings of two services", services)
+	}
+	mapped := r.Findings[0].Service
+	paths := Paths{mapped: "cmd/" + mapped + "/main.go"}
+	l := FromReport(r, IDs(detect.All()), paths)
+	for i, res := range l.Runs[0].Results {
+		f := r.Findings[i]
+		loc := res.Locations[0]
+		want := DefaultPath(f.Service)
+		if f.Service == mapped {
+			want = "cmd/" + mapped + "/main.go"
+		}
+		pl := loc.PhysicalLocation
+		if pl == nil || pl.ArtifactLocation.URI != pathURI(want) || pl.ArtifactLocation.URIBaseID != SourceRoot || pl.Region.StartLine != 1 {
+			t.Errorf("result %d (%s): physical location %+v, want %q at line 1 of %s", i, f.Service, pl, want, SourceRoot)
+		}
+		if len(loc.LogicalLocations) != 1 || loc.LogicalLocations[0].Kind != "member" {
+			t.Errorf("result %d: logical locations %+v, want the operation", i, loc.LogicalLocations)
+		}
+	}
+	if _, ok := l.Runs[0].OriginalURIBaseIDs[SourceRoot]; !ok {
+		t.Errorf("run.originalUriBaseIds does not describe %s", SourceRoot)
+	}
+}
+
+// A regression is placed at the service that serves the request type.
+func TestRegressionIsPlaced(t *testing.T) {
+	c := compareCases(t, "lab-chatty-db-fixed", "lab-chatty-db-baseline")
+	for _, paths := range []Paths{nil, {"orders": "services/orders"}} {
+		l := FromComparison(c, IDs(detect.All()), 0.10, paths)
+		n := 0
+		for _, res := range l.Runs[0].Results {
+			if res.RuleID != RegressionRule {
+				continue
+			}
+			n++
+			service := paths.requestService(res.Properties["request"].(string))
+			if got, want := res.Locations[0].PhysicalLocation.ArtifactLocation.URI, pathURI(paths.For(service)); got != want {
+				t.Errorf("regression of %v at %q, want %q", res.Properties["request"], got, want)
+			}
+		}
+		if n == 0 {
+			t.Fatal("no regression; the case should have one")
+		}
+	}
+}
+
+// GitHub matches alerts by primaryLocationLineHash: the same finding keeps
+// it whatever its numbers, and findings placed at one path do not share it.
+func TestLineHash(t *testing.T) {
+	form := regexp.MustCompile(`^[0-9a-f]{16}:1$`)
+	f := detect.Finding{Detector: "n-plus-one", Service: "s", Request: "GET /a", Operation: "SELECT x", ShareOfCriticalPath: 0.2, Summary: "one"}
+	g := f
+	g.ShareOfCriticalPath, g.TracesAffected, g.CallsPerTrace, g.Summary = 0.7, 9, 12, "two"
+	h := f
+	h.Operation = "SELECT y"
+	l := FromReport(analyze.Report{Findings: []detect.Finding{f, g, h}}, IDs(detect.All()), nil)
+	hashes := []string{}
+	for _, res := range l.Runs[0].Results {
+		hash := res.PartialFingerprints[LineHashKey]
+		if !form.MatchString(hash) {
+			t.Errorf("%s %q is not in the upload action's hash:occurrence form", LineHashKey, hash)
+		}
+		hashes = append(hashes, hash)
+	}
+	if hashes[0] != hashes[1] {
+		t.Error("the line hash changes with the numbers; it must not")
+	}
+	if hashes[0] == hashes[2] {
+		t.Error("two findings at one path share a line hash; GitHub would merge their alerts")
+	}
+}
