@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -115,6 +116,9 @@ func TestIngestRefusesBadEventsAndAnswers503WithoutBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := exec.Command(tools["PROCESS_COMPOSE_BIN"], "process", "stop", "kafka", "--unix-socket", filepath.Join(root(t), ".state", "process-compose.sock"))
+	// The client's log goes where tracelab's own client calls put it
+	// (pkg/runtime/processcompose.go says why not /tmp).
+	stop.Env = append(os.Environ(), "PC_LOG_FILE="+filepath.Join(root(t), ".state", "logs", "process-compose-client.log"))
 	if out, err := stop.CombinedOutput(); err != nil {
 		t.Fatalf("stopping kafka: %v: %s", err, out)
 	}
