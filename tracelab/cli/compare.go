@@ -155,4 +155,3 @@ func parsePercent(s string) (float64, error) {
 	}
 	return v / 100, nil
 }
-
