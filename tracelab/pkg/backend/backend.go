@@ -27,6 +27,9 @@ type HTTPError struct {
 	// retried (429, 503) and the retries ran out; 0 otherwise.
 	Tries int
 	Spent time.Duration // from the first try to giving up, with Tries
+	// Wait is the wait before the next try that the deadline left no room
+	// for; 0 when the tries ran out otherwise.
+	Wait time.Duration
 }
 
 func (e *HTTPError) Error() string {
@@ -34,8 +37,12 @@ func (e *HTTPError) Error() string {
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
-	if e.Tries > 1 {
-		s += fmt.Sprintf(" (still after %d tries over %s, the time it had)", e.Tries, e.Spent.Round(100*time.Millisecond))
+	if e.Tries > 0 {
+		s += fmt.Sprintf(" (tried %d times over %s", e.Tries, e.Spent.Round(100*time.Millisecond))
+		if e.Wait > 0 {
+			s += fmt.Sprintf("; waiting %s more would pass the deadline", e.Wait.Round(100*time.Millisecond))
+		}
+		s += ")"
 	}
 	return s
 }

@@ -102,6 +102,7 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string, read func(io.Read
 		next = min(next, MaxRetryWait)
 		he.Tries, he.Spent = tries, time.Since(start)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < next {
+			he.Wait = next
 			return he
 		} else if !ok && tries >= triesWithoutDeadline {
 			return he
