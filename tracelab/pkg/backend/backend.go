@@ -54,8 +54,9 @@ func (e *HTTPError) Rejected() bool {
 	return e.StatusCode >= 400 && e.StatusCode < 500 && e.StatusCode != http.StatusTooManyRequests
 }
 
-// BadAnswerError is a 200 answer that is not in the backend's format: the
-// URL most often names something else (Grafana's UI, a login proxy).
+// BadAnswerError is a 200 answer that cannot be read: not the backend's
+// format (the URL most often names something else: Grafana's UI, a login
+// proxy), or past a limit of the parser.
 type BadAnswerError struct {
 	Backend string
 	URL     string
@@ -63,7 +64,7 @@ type BadAnswerError struct {
 }
 
 func (e *BadAnswerError) Error() string {
-	return fmt.Sprintf("%s at %s answered 200 but not with %s's JSON (%v); check that the URL is %s's query API", e.Backend, e.URL, e.Backend, e.Err, e.Backend)
+	return fmt.Sprintf("%s at %s gave an answer tracelab cannot read (%v); check that the URL is %s's query API", e.Backend, e.URL, OneLine(e.Err.Error()), e.Backend)
 }
 
 func (e *BadAnswerError) Unwrap() error { return e.Err }

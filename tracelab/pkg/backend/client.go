@@ -19,8 +19,9 @@ import (
 const DefaultMaxResponseBytes = 256 << 20
 
 // Retry waits: the first wait after a 429 or 503, doubling up to
-// MaxRetryWait. A Retry-After header replaces the wait, capped at
-// MaxRetryWait so one header cannot park the command. Variables so tests
+// MaxRetryWait. A Retry-After header replaces the wait, kept between
+// FirstRetryWait and MaxRetryWait so one header can neither park the
+// command nor make it hammer the backend. Variables so tests
 // can shorten them.
 var (
 	FirstRetryWait = 250 * time.Millisecond
@@ -75,6 +76,7 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string, read func(io.Read
 	}
 	start := time.Now()
 	wait := FirstRetryWait
+	var last *HTTPError // the answer that is being retried
 	for tries := 1; ; tries++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+pathAndQuery, nil)
 		if err != nil {
@@ -83,6 +85,11 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string, read func(io.Read
 		req.Header.Set("Accept", "application/json")
 		resp, err := c.HTTP.Do(req)
 		if err != nil {
+			if last != nil && ctx.Err() != nil {
+				// The deadline ended a retry: the answer is still the last one.
+				last.Spent = time.Since(start)
+				return last
+			}
 			return NotAnswering(c.Backend, c.BaseURL, err)
 		}
 		if resp.StatusCode == http.StatusOK {
@@ -97,9 +104,12 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string, read func(io.Read
 		}
 		next := wait
 		if ra, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			next = ra
+			// Not below the first wait: "Retry-After: 0" on every answer
+			// would make a busy loop.
+			next = max(ra, FirstRetryWait)
 		}
 		next = min(next, MaxRetryWait)
+		last = he
 		he.Tries, he.Spent = tries, time.Since(start)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < next {
 			he.Wait = next
