@@ -23,22 +23,14 @@ func init() {
 
 const compareUsage = `usage: tracelab compare --baseline SRC --candidate SRC [--format text|json|sarif] [--max-p95-regression P%] [--fail-on new|none]
 
-SRC is one of:
-  FILE            a trace file, in any form analyze reads (- for stdin, on
-                  one side at most)
+SRC is a trace file (- for stdin, one side at most), or
   jaeger:URL?service=S[&operation=O][&since=15m|&start=T&end=T][&limit=20][&timeout=30s][&max-response-bytes=256MiB]
-                  traces fetched as analyze --jaeger URL --service S … does
-  tempo:URL?query=TRACEQL[&since=15m|&start=T&end=T][&limit=20][&timeout=30s][&max-response-bytes=256MiB]
-                  traces fetched as analyze --tempo URL --query TRACEQL …
-                  does (URL-encode the query); timeout is the deadline of
-                  that side's whole fetch
+  tempo:URL?query=TRACEQL[&since, start, end, limit, timeout, max-response-bytes as above]
+each parameter (URL-encoded) as analyze's flag of that name; timeout is the deadline of
+that side's whole fetch.
 
-Analyzes both sides and compares them: findings resolved (baseline only),
-new (candidate only) and persisting (matched by detector, service, request
-and operation); and per request type p50 and p95 of the request's duration
-with a 95% bootstrap confidence interval of the ratio candidate/baseline
-(percentile bootstrap, 2000 resamples, fixed seed), and calls and database
-round trips per request on each side.
+Compares the findings (resolved, new, persisting) and per request type p50
+and p95 with a 95% bootstrap interval of the ratio, calls and round trips.
 
 --format json prints the comparison as pkg/compare/compare.schema.json
 describes it; --format sarif writes SARIF 2.1.0 whose results carry their
@@ -57,11 +49,9 @@ Refuses to compare (exit 2) a side with no traces, or a side whose request
 types carry less than half of the other side's request traces: the rest
 would read as resolved or new without having been looked at.
 
-Exit codes: 0 nothing got worse; 1 it did; 2 bad input (flags, an unreadable
-or malformed file, a bad percentage, no traces on a side, sides that cover
-different requests, a query the backend rejects, an answer too large or not
-the backend's JSON); 3 the backend is not answering (refused, past the
-deadline, 5xx, 429 or 503 until the deadline); 130 interrupted.`
+Exit codes: 0 nothing got worse; 1 it did; 2 bad input (as analyze's, and
+the refusals above); 3 the backend is not answering (as analyze's); 130
+interrupted.`
 
 const compareShortUsage = "usage: tracelab compare --baseline SRC --candidate SRC [--format text|json|sarif] [--max-p95-regression P%] [--fail-on new|none]"
 
