@@ -77,7 +77,7 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s at %s answered more than %s, the most one answer may hold; narrow the window or the query, lower the number of traces, or raise the limit", e.Backend, e.URL, FormatBytes(e.Limit))
+	return fmt.Sprintf("%s at %s answered more than %s, the most one answer may hold; narrow the window or the query, lower the number of traces, or raise max-response-bytes", e.Backend, e.URL, FormatBytes(e.Limit))
 }
 
 // NotAnsweringError is a request that got no HTTP answer: connection
