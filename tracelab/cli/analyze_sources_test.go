@@ -318,7 +318,7 @@ func TestAnalyzeSourceFlags(t *testing.T) {
 		{[]string{"--jaeger", "http://j", "--service", "s", "--start", "2026-01-02T03:04:05Z", "--end", "2026-01-02 04:00"}, "--end \"2026-01-02 04:00\" is not an RFC3339 time"},
 		{[]string{"--jaeger", "http://j", "--service", "s", "--start", "2026-01-02T03:04:05Z", "--end", "2026-01-02T03:00:00Z"}, "is not after --start"},
 		{[]string{"--tempo", "http://t", "--query", "{}", "--since", "5m", "--start", "2026-01-02T03:04:05Z", "--end", "2026-01-02T04:04:05Z"}, "use one"},
-		{[]string{"--tempo", "http://t", "--query", "{}", "--limit", "0"}, "--limit 0: it must be at least 1"},
+		{[]string{"--tempo", "http://t", "--query", "{}", "--limit", "0"}, `--limit "0": it must be a whole number, at least 1`},
 		{[]string{"--tempo", "http://t", "--query", "{}", "--timeout", "0s"}, "--timeout \"0s\" is not a positive duration"},
 	} {
 		code, out, errOut := runAnalyzeCaptured(t, tc.args...)

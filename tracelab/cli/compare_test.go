@@ -205,15 +205,15 @@ func TestCompareTempoSource(t *testing.T) {
 	srv := f.serve(t, "") // two petclinic traces with an N+1
 	query := `{ resource.service.name = "petclinic" }`
 	src := "tempo:" + srv.URL + "?" + url.Values{"query": {query}, "since": {"1h"}, "limit": {"5"}}.Encode()
-	code, out, errOut := runCompareCaptured(t, "--baseline", src, "--candidate", nplus1Fixed, "--format", "json")
+	code, out, errOut := runCompareCaptured(t, "--baseline", src, "--candidate", src, "--format", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	if f.search.Get("q") != query || f.search.Get("limit") != "5" || len(f.fetched) != 2 {
+	if f.search.Get("q") != query || f.search.Get("limit") != "5" || len(f.fetched) != 4 {
 		t.Errorf("search %v, fetched %v", f.search, f.fetched)
 	}
-	if r := compareJSON(t, out); len(r.Resolved) == 0 || r.Resolved[0].Service != "petclinic" {
-		t.Errorf("resolved %+v, want petclinic's findings", r.Resolved)
+	if r := compareJSON(t, out); len(r.Persisting) == 0 || r.Persisting[0].Service != "petclinic" || len(r.Resolved)+len(r.New) != 0 {
+		t.Errorf("persisting %+v, resolved %+v, new %+v: want petclinic's findings on both sides", r.Persisting, r.Resolved, r.New)
 	}
 
 	for _, src := range []string{

@@ -168,3 +168,12 @@ func redactMachine(traces []*trace.Trace) {
 		}
 	}
 }
+
+// unwrapPathError drops the "open <path>:" prefix the message already has.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -2,8 +2,9 @@
 package jaeger
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,15 +16,13 @@ import (
 )
 
 type Client struct {
-	BaseURL string
-	HTTP    *http.Client
+	*backend.Client
 }
 
+// New returns a client whose requests each time out after 60 s unless
+// their context ends sooner.
 func New(baseURL string) *Client {
-	// No kept-alive connections: Jaeger's shutdown waits for open ones, which
-	// made stopping the stack take 20 s longer.
-	transport := &http.Transport{DisableKeepAlives: true}
-	return &Client{BaseURL: baseURL, HTTP: &http.Client{Timeout: 60 * time.Second, Transport: transport}}
+	return &Client{backend.NewClient("Jaeger", baseURL, 60*time.Second)}
 }
 
 // Ping checks that the query API answers.
@@ -55,8 +54,23 @@ type Query struct {
 	Limit              int
 }
 
+// noTraces is the answer Find gives for Jaeger's 404 ("No traces found").
+const noTraces = `{"result":{"resourceSpans":[]}}`
+
 // Find is FindTraces with an operation name: GET /api/v3/traces.
 func (c *Client) Find(ctx context.Context, fq Query) ([]byte, error) {
+	var body []byte
+	err := c.FindInto(ctx, fq, func(r io.Reader) error {
+		var err error
+		body, err = io.ReadAll(r)
+		return err
+	})
+	return body, err
+}
+
+// FindInto is Find handing the answer's body to read as it arrives, so a
+// caller that parses it never holds the text (see backend.Client.Get).
+func (c *Client) FindInto(ctx context.Context, fq Query, read func(io.Reader) error) error {
 	q := url.Values{}
 	q.Set("query.service_name", fq.Service)
 	if fq.Operation != "" {
@@ -67,38 +81,9 @@ func (c *Client) Find(ctx context.Context, fq Query) ([]byte, error) {
 	q.Set("query.num_traces", strconv.Itoa(fq.Limit))
 	// Raw: the lab measures spans as recorded, without clock-skew adjustment.
 	q.Set("query.raw_traces", "true")
-	endpoint := c.BaseURL + "/api/v3/traces"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"?"+q.Encode(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("Jaeger URL %q: %v", c.BaseURL, err)
+	err := c.Get(ctx, "/api/v3/traces?"+q.Encode(), read)
+	if he := (*backend.HTTPError)(nil); errors.As(err, &he) && he.StatusCode == http.StatusNotFound {
+		return read(bytes.NewReader([]byte(noTraces)))
 	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return nil, backend.NotAnswering("Jaeger", c.BaseURL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, &backend.NotAnsweringError{Backend: "Jaeger", URL: c.BaseURL, Err: fmt.Errorf("reading the answer: %v", err)}
-	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return body, nil
-	case http.StatusNotFound:
-		return []byte(`{"result":{"resourceSpans":[]}}`), nil
-	default:
-		var e struct {
-			Error struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		msg := ""
-		if json.Unmarshal(body, &e) == nil {
-			msg = e.Error.Message
-		}
-		if msg == "" {
-			msg = string(body)
-		}
-		return nil, &backend.HTTPError{Backend: "Jaeger", URL: endpoint, StatusCode: resp.StatusCode, Status: resp.Status, Message: backend.OneLine(msg)}
-	}
+	return err
 }

@@ -12,20 +12,19 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"tracelab/pkg/backend"
 )
 
 type Client struct {
-	BaseURL string
-	HTTP    *http.Client
+	*backend.Client
 }
 
+// New returns a client whose requests each time out after 60 s unless
+// their context ends sooner.
 func New(baseURL string) *Client {
-	transport := &http.Transport{DisableKeepAlives: true}
-	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), HTTP: &http.Client{Timeout: 60 * time.Second, Transport: transport}}
+	return &Client{backend.NewClient("Tempo", baseURL, 60*time.Second)}
 }
 
 // TraceSummary is one trace of a search answer, as Tempo describes it.
@@ -50,15 +49,17 @@ func (c *Client) Search(ctx context.Context, traceQL string, from, to time.Time,
 	}
 	q.Set("end", strconv.FormatInt(end, 10))
 	q.Set("limit", strconv.Itoa(limit))
-	body, err := c.get(ctx, "/api/search?"+q.Encode())
-	if err != nil {
-		return nil, err
-	}
 	var ans struct {
 		Traces []TraceSummary `json:"traces"`
 	}
-	if err := json.Unmarshal(body, &ans); err != nil {
-		return nil, fmt.Errorf("Tempo at %s: the search answer is not Tempo's JSON: %v", c.BaseURL, err)
+	err := c.Get(ctx, "/api/search?"+q.Encode(), func(r io.Reader) error {
+		if err := json.NewDecoder(r).Decode(&ans); err != nil {
+			return fmt.Errorf("the search answer: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	traces := ans.Traces[:0]
 	for _, t := range ans.Traces {
@@ -75,52 +76,37 @@ func (c *Client) Search(ctx context.Context, traceQL string, from, to time.Time,
 // Trace returns one trace's OTLP JSON ({"batches":[…]}), which
 // otlp.ParseReader reads.
 func (c *Client) Trace(ctx context.Context, traceID string) ([]byte, error) {
-	return c.get(ctx, "/api/traces/"+url.PathEscape(traceID))
+	var body []byte
+	err := c.TraceInto(ctx, traceID, func(r io.Reader) error {
+		var err error
+		body, err = io.ReadAll(r)
+		return err
+	})
+	return body, err
 }
 
-// Traces fetches each trace by id and returns their documents, in order.
-// A trace the search found but Tempo no longer holds (404) is skipped and
+// TraceInto is Trace handing the answer's body to read as it arrives (see
+// backend.Client.Get).
+func (c *Client) TraceInto(ctx context.Context, traceID string, read func(io.Reader) error) error {
+	return c.Get(ctx, "/api/traces/"+url.PathEscape(traceID), read)
+}
+
+// Traces fetches each trace by id, in order, handing each body to read. A
+// trace the search found but Tempo no longer holds (404) is skipped and
 // counted in missing. progress, when not nil, is called after each trace.
-func (c *Client) Traces(ctx context.Context, ids []string, progress func(done, total int)) (docs [][]byte, missing int, err error) {
+func (c *Client) Traces(ctx context.Context, ids []string, read func(io.Reader) error, progress func(done, total int)) (missing int, err error) {
 	for i, id := range ids {
-		doc, err := c.Trace(ctx, id)
+		err := c.TraceInto(ctx, id, read)
 		var he *backend.HTTPError
 		switch {
 		case errors.As(err, &he) && he.StatusCode == http.StatusNotFound:
 			missing++
 		case err != nil:
-			return nil, 0, err
-		default:
-			docs = append(docs, doc)
+			return 0, err
 		}
 		if progress != nil {
 			progress(i+1, len(ids))
 		}
 	}
-	return docs, missing, nil
-}
-
-func (c *Client) get(ctx context.Context, pathAndQuery string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+pathAndQuery, nil)
-	if err != nil {
-		return nil, fmt.Errorf("Tempo URL %q: %v", c.BaseURL, err)
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return nil, backend.NotAnswering("Tempo", c.BaseURL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, &backend.NotAnsweringError{Backend: "Tempo", URL: c.BaseURL, Err: fmt.Errorf("reading the answer: %v", err)}
-	}
-	if resp.StatusCode != http.StatusOK {
-		endpoint := c.BaseURL + pathAndQuery
-		if i := strings.IndexByte(endpoint, '?'); i >= 0 {
-			endpoint = endpoint[:i]
-		}
-		return nil, &backend.HTTPError{Backend: "Tempo", URL: endpoint, StatusCode: resp.StatusCode, Status: resp.Status, Message: backend.OneLine(string(body))}
-	}
-	return body, nil
+	return missing, nil
 }

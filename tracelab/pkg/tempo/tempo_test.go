@@ -3,6 +3,7 @@ package tempo
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -49,7 +50,9 @@ func TestSearchAndTraces(t *testing.T) {
 		}
 	}
 	var calls []int
-	docs, missing, err := c.Traces(context.Background(), []string{"2f3e0cee77ae5dc9c17ade3689eb2e54", "4a9c1d0e5b7f3a2c8e6d4b1a0f9e8d7c"}, func(done, total int) { calls = append(calls, done) })
+	var docs []string
+	read := func(r io.Reader) error { b, err := io.ReadAll(r); docs = append(docs, string(b)); return err }
+	missing, err := c.Traces(context.Background(), []string{"2f3e0cee77ae5dc9c17ade3689eb2e54", "4a9c1d0e5b7f3a2c8e6d4b1a0f9e8d7c"}, read, func(done, total int) { calls = append(calls, done) })
 	if err != nil || len(docs) != 1 || missing != 1 || len(calls) != 2 {
 		t.Errorf("docs %d, missing %d, progress %v, err %v", len(docs), missing, calls, err)
 	}
