@@ -24,10 +24,23 @@ type lexer struct {
 	base int64 // input offset of buf[0]
 	eof  bool
 	rerr error // a read error other than io.EOF
+	// lerr is a *LimitError: once set, the lexer reads no more and every
+	// error it reports is this one.
+	lerr error
+
+	maxToken int   // bytes of one string's content or one scalar
+	maxInput int64 // bytes read from r
 }
 
-func newLexer(r io.Reader) *lexer {
-	return &lexer{r: r, buf: make([]byte, lexerBufSize)}
+func newLexer(r io.Reader, bufSize int, lim Limits) *lexer {
+	return &lexer{r: r, buf: make([]byte, max(bufSize, 1)), maxToken: lim.MaxValueBytes, maxInput: lim.MaxInputBytes}
+}
+
+func (l *lexer) tokenTooLong() error {
+	if l.lerr == nil {
+		l.lerr = &LimitError{Limit: "value size (bytes of one string or number)", Max: int64(l.maxToken), Flag: "--max-attr-bytes", Offset: l.offset()}
+	}
+	return l.lerr
 }
 
 // offset is the input position of the next unread byte, for messages.
@@ -42,17 +55,40 @@ func (l *lexer) more(keep int) bool {
 	l.base += int64(keep)
 	l.pos -= keep
 	l.end = n
-	if l.eof {
+	if l.eof || l.lerr != nil {
 		return false
 	}
 	if l.end == len(l.buf) { // one token fills the buffer: grow it
-		nb := make([]byte, 2*len(l.buf))
+		// A token that fills a buffer longer than maxToken (plus the
+		// closing quote) is too long already: the buffer never grows past
+		// what the longest allowed token needs.
+		if l.end > l.maxToken {
+			l.pos = l.end
+			l.tokenTooLong()
+			return false
+		}
+		n := 2 * len(l.buf)
+		if l.maxToken < n {
+			n = l.maxToken + 1
+		}
+		nb := make([]byte, n)
 		copy(nb, l.buf[:l.end])
 		l.buf = nb
 	}
 	for {
-		m, err := l.r.Read(l.buf[l.end:])
+		room := l.buf[l.end:]
+		if left := l.maxInput - (l.base + int64(l.end)); left < int64(len(room)) {
+			// One byte past the limit tells a longer input from one that
+			// ends exactly at it.
+			room = room[:max(left+1, 0)]
+		}
+		m, err := l.r.Read(room)
 		l.end += m
+		if l.base+int64(l.end) > l.maxInput {
+			l.end--
+			l.lerr = &LimitError{Limit: "input size (bytes)", Max: l.maxInput, Flag: "--max-input-bytes", Offset: l.maxInput}
+			return m > 1
+		}
 		if err != nil {
 			l.eof = true
 			if err != io.EOF {
@@ -86,6 +122,9 @@ func (l *lexer) peek() byte {
 
 // syntaxError describes malformed JSON at the current position.
 func (l *lexer) syntaxError(format string, a ...any) error {
+	if l.lerr != nil {
+		return l.lerr
+	}
 	if l.rerr != nil {
 		return fmt.Errorf("reading input: %v", l.rerr)
 	}
@@ -138,6 +177,9 @@ func (l *lexer) stringBytes() ([]byte, error) {
 	// is a backslash. IndexByte is vectorized; most strings end here.
 	if q := bytes.IndexByte(l.buf[l.pos:l.end], '"'); q >= 0 {
 		raw := l.buf[l.pos : l.pos+q]
+		if len(raw) > l.maxToken {
+			return nil, l.tokenTooLong()
+		}
 		if bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) {
 			l.pos += q + 1
 			return raw, nil
@@ -150,6 +192,9 @@ func (l *lexer) stringBytes() ([]byte, error) {
 			switch {
 			case c == '"':
 				raw := l.buf[start:i]
+				if len(raw) > l.maxToken {
+					return nil, l.tokenTooLong()
+				}
 				l.pos = i + 1
 				if escaped {
 					return unescape(raw, l)
@@ -201,6 +246,12 @@ func (l *lexer) scalarBytes() ([]byte, error) {
 }
 
 func (l *lexer) checkScalar(b []byte) ([]byte, error) {
+	if l.lerr != nil {
+		return nil, l.lerr
+	}
+	if len(b) > l.maxToken {
+		return nil, l.tokenTooLong()
+	}
 	switch string(b) {
 	case "true", "false", "null":
 		return b, nil
