@@ -36,9 +36,11 @@ func newLexer(r io.Reader, bufSize int, lim Limits) *lexer {
 	return &lexer{r: r, buf: make([]byte, max(bufSize, 1)), maxToken: lim.MaxValueBytes, maxInput: lim.MaxInputBytes}
 }
 
-func (l *lexer) tokenTooLong() error {
+// tokenTooLong records that the token starting at buf[start] is longer
+// than maxToken.
+func (l *lexer) tokenTooLong(start int) error {
 	if l.lerr == nil {
-		l.lerr = &LimitError{Limit: "value size (bytes of one string or number)", Max: int64(l.maxToken), Flag: "--max-attr-bytes", Offset: l.offset()}
+		l.lerr = &LimitError{Limit: "value size (bytes of one string or number)", Max: int64(l.maxToken), Flag: "--max-attr-bytes", Offset: l.base + int64(start)}
 	}
 	return l.lerr
 }
@@ -64,7 +66,7 @@ func (l *lexer) more(keep int) bool {
 		// what the longest allowed token needs.
 		if l.end > l.maxToken {
 			l.pos = l.end
-			l.tokenTooLong()
+			l.tokenTooLong(0)
 			return false
 		}
 		n := 2 * len(l.buf)
@@ -178,7 +180,7 @@ func (l *lexer) stringBytes() ([]byte, error) {
 	if q := bytes.IndexByte(l.buf[l.pos:l.end], '"'); q >= 0 {
 		raw := l.buf[l.pos : l.pos+q]
 		if len(raw) > l.maxToken {
-			return nil, l.tokenTooLong()
+			return nil, l.tokenTooLong(l.pos)
 		}
 		if bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) {
 			l.pos += q + 1
@@ -193,7 +195,7 @@ func (l *lexer) stringBytes() ([]byte, error) {
 			case c == '"':
 				raw := l.buf[start:i]
 				if len(raw) > l.maxToken {
-					return nil, l.tokenTooLong()
+					return nil, l.tokenTooLong(start)
 				}
 				l.pos = i + 1
 				if escaped {
@@ -233,25 +235,26 @@ func (l *lexer) scalarBytes() ([]byte, error) {
 				continue
 			}
 			l.pos = i
-			return l.checkScalar(l.buf[start:i])
+			return l.checkScalar(start, i)
 		}
 		keep := start
 		if !l.more(keep) {
 			l.pos = l.end
-			return l.checkScalar(l.buf[start-keep : l.end])
+			return l.checkScalar(start-keep, l.end)
 		}
 		start -= keep
 		i -= keep
 	}
 }
 
-func (l *lexer) checkScalar(b []byte) ([]byte, error) {
+func (l *lexer) checkScalar(start, end int) ([]byte, error) {
 	if l.lerr != nil {
 		return nil, l.lerr
 	}
-	if len(b) > l.maxToken {
-		return nil, l.tokenTooLong()
+	if end-start > l.maxToken {
+		return nil, l.tokenTooLong(start)
 	}
+	b := l.buf[start:end]
 	switch string(b) {
 	case "true", "false", "null":
 		return b, nil
