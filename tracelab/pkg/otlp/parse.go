@@ -125,6 +125,12 @@ type parser struct {
 	depth    int            // arrayValue/kvlistValue levels open, for MaxDepth
 	val      []byte         // scratch for rendering arrays and kvlists
 	valStart int            // where the attribute value being rendered starts in val
+
+	// The span being read (see span): its Span, its own strings' bytes
+	// and its attributes.
+	slab  []trace.Span
+	own   []byte
+	attrs []attrRef
 }
 
 func (p *parser) skipBOM() {

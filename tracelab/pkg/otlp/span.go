@@ -14,6 +14,10 @@ import (
 // span reads one span. It is the hot loop of the package, written without
 // callbacks. Spans without a trace or span id cannot be placed in any tree
 // and are dropped.
+//
+// It allocates little per span: the Span comes from a slab, and the span's
+// own strings (ids, long attribute values) are collected in p.own and made
+// into one string when the span ends, each field a substring of it.
 func (p *parser) span() error {
 	if p.lx.peek() == 'n' {
 		return p.null("a span")
@@ -21,8 +25,13 @@ func (p *parser) span() error {
 	if err := p.lx.expect('{'); err != nil {
 		return err
 	}
-	s := &trace.Span{}
-	var traceID, spanID string
+	if len(p.slab) == 0 {
+		p.slab = make([]trace.Span, spanSlab)
+	}
+	s := &p.slab[0]
+	p.own, p.attrs = p.own[:0], p.attrs[:0]
+	var traceID string
+	var spanID, parentID strRef
 	for first := true; ; first = false {
 		key, more, err := p.nextKey(first)
 		if err != nil {
@@ -35,9 +44,9 @@ func (p *parser) span() error {
 		case "traceId":
 			traceID, err = p.id("traceId", true)
 		case "spanId":
-			spanID, err = p.id("spanId", false)
+			spanID, err = p.idRef("spanId")
 		case "parentSpanId":
-			s.ParentID, err = p.id("parentSpanId", false)
+			parentID, err = p.idRef("parentSpanId")
 		case "name":
 			s.Name, err = p.internedString("name")
 		case "kind":
@@ -49,7 +58,7 @@ func (p *parser) span() error {
 		case "endTimeUnixNano":
 			s.End, err = p.integer("endTimeUnixNano")
 		case "attributes":
-			s.Attrs, err = p.attributes(false)
+			err = p.spanAttributes()
 		case "status":
 			err = p.status(s)
 		default:
@@ -59,10 +68,10 @@ func (p *parser) span() error {
 			return err
 		}
 	}
-	if traceID == "" || spanID == "" {
+	if traceID == "" || spanID.empty() {
+		*s = trace.Span{} // the slot is reused by the next span
 		return nil
 	}
-	s.TraceID, s.SpanID = traceID, spanID
 	if len(p.spans) >= p.lim.MaxSpans {
 		return p.limitError("span count", p.lim.MaxSpans, "--max-spans")
 	}
@@ -71,11 +80,89 @@ func (p *parser) span() error {
 		return p.limitError("spans per trace (trace "+traceID+")", p.lim.MaxSpansPerTrace, "--max-trace-spans")
 	}
 	p.perTrace[traceID] = n
-	if s.Attrs == nil {
-		s.Attrs = map[string]string{}
+	p.slab = p.slab[1:]
+
+	own := string(p.own)
+	s.TraceID, s.SpanID, s.ParentID = traceID, spanID.in(own), parentID.in(own)
+	s.Attrs = make(map[string]string, len(p.attrs))
+	for _, a := range p.attrs { // in input order: a repeated key's last value wins
+		s.Attrs[a.key] = a.val.in(own)
 	}
 	p.spans = append(p.spans, s)
 	return nil
+}
+
+// spanSlab is how many Spans are allocated at once. Small, because a slab
+// stays in memory as long as any of its spans does.
+const spanSlab = 64
+
+// strRef is a string of the span being read: s when already made
+// (interned, or in a rare encoding), else the bytes [lo:hi] of p.own.
+type strRef struct {
+	s      string
+	lo, hi int
+}
+
+func (r strRef) empty() bool { return r.hi == r.lo && r.s == "" }
+
+// in returns the string, given p.own made into a string.
+func (r strRef) in(own string) string {
+	if r.hi == 0 {
+		return r.s
+	}
+	return own[r.lo:r.hi]
+}
+
+func (p *parser) ownRef(b []byte) strRef {
+	lo := len(p.own)
+	p.own = append(p.own, b...)
+	return strRef{lo: lo, hi: len(p.own)}
+}
+
+// idRef reads a span or parent span id; see normalizeID.
+func (p *parser) idRef(what string) (strRef, error) {
+	if p.lx.peek() == 'n' {
+		return strRef{}, p.null(what)
+	}
+	b, err := p.lx.stringBytes()
+	if err != nil {
+		return strRef{}, p.typeError(what, err)
+	}
+	if isLowerHex(b) && !allZero(b) { // already normal: most producers
+		return p.ownRef(b), nil
+	}
+	return strRef{s: normalizeID(string(b))}, nil
+}
+
+// attrRef is an attribute of the span being read.
+type attrRef struct {
+	key string
+	val strRef
+}
+
+// spanAttributes reads a span's attributes into p.attrs, as attributes
+// reads them into a map. A second "attributes" member replaces the first.
+func (p *parser) spanAttributes() error {
+	p.attrs = p.attrs[:0]
+	return p.array("attributes", func() error {
+		var a attrRef
+		_, err := p.object(func(key []byte) error {
+			var err error
+			switch string(key) {
+			case "key":
+				a.key, err = p.internedString("attribute key")
+			case "value":
+				a.val, err = p.valueRef(false, true)
+			default:
+				err = p.lx.skip()
+			}
+			return err
+		})
+		if a.key != "" {
+			p.attrs = append(p.attrs, a)
+		}
+		return err
+	})
 }
 
 func (p *parser) status(s *trace.Span) error {
@@ -125,7 +212,20 @@ func (p *parser) attributes(internValues bool) (map[string]string, error) {
 // decimal, doubles in the shortest form, booleans as true/false, arrays
 // and key-value lists as JSON (see appendValue).
 func (p *parser) anyValue(intern bool) (string, error) {
-	out := ""
+	r, err := p.valueRef(intern, false)
+	return r.s, err
+}
+
+// valueRef is anyValue; with own, a value that is not interned goes to
+// p.own instead of a string of its own.
+func (p *parser) valueRef(intern, own bool) (strRef, error) {
+	var out strRef
+	keep := func(b []byte) strRef {
+		if own {
+			return p.ownRef(b)
+		}
+		return strRef{s: string(b)}
+	}
 	_, err := p.object(func(key []byte) error {
 		switch string(key) {
 		case "stringValue", "bytesValue":
@@ -134,21 +234,21 @@ func (p *parser) anyValue(intern bool) (string, error) {
 				return p.typeError("a string value", err)
 			}
 			if intern || len(b) <= 16 { // short values repeat: methods, ports, systems
-				out = p.intern(b)
+				out = strRef{s: p.intern(b)}
 			} else {
-				out = string(b)
+				out = keep(b)
 			}
 			return nil
 		case "intValue", "doubleValue", "boolValue":
 			b, err := p.scalarValue(p.val[:0], key)
-			p.val = b
-			out = string(b)
+			p.val = b[:0]
+			out = keep(b)
 			return err
 		case "arrayValue", "kvlistValue":
 			p.valStart = 0
 			b, err := p.container(p.val[:0], key)
 			p.val = b[:0]
-			out = string(b)
+			out = keep(b)
 			return err
 		}
 		return p.lx.skip()
