@@ -178,11 +178,11 @@ func (l *lexer) stringBytes() ([]byte, error) {
 	// Fast path: the closing quote is in the buffer and nothing before it
 	// is a backslash. IndexByte is vectorized; most strings end here.
 	if q := bytes.IndexByte(l.buf[l.pos:l.end], '"'); q >= 0 {
+		// A string over the limit takes the slow path, which reports its
+		// first fault in reading order (a control character before the
+		// limit is reached, or the limit), whatever the buffer holds.
 		raw := l.buf[l.pos : l.pos+q]
-		if len(raw) > l.maxToken {
-			return nil, l.tokenTooLong(l.pos)
-		}
-		if bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) {
+		if len(raw) <= l.maxToken && bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) {
 			l.pos += q + 1
 			return raw, nil
 		}
@@ -190,13 +190,13 @@ func (l *lexer) stringBytes() ([]byte, error) {
 	start, i, escaped := l.pos, l.pos, false
 	for {
 		for i < l.end {
+			if i-start > l.maxToken {
+				return nil, l.tokenTooLong(start)
+			}
 			c := l.buf[i]
 			switch {
 			case c == '"':
 				raw := l.buf[start:i]
-				if len(raw) > l.maxToken {
-					return nil, l.tokenTooLong(start)
-				}
 				l.pos = i + 1
 				if escaped {
 					return unescape(raw, l)
