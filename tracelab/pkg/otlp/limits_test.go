@@ -44,9 +44,11 @@ func parseBounded(t *testing.T, r io.Reader, lim Limits) ([]*trace.Trace, error)
 	t.Helper()
 	var traces []*trace.Trace
 	var err error
-	if n := allocated(func() { traces, err = ParseReaderLimits(r, lim) }); n > memoryBound {
+	n := allocated(func() { traces, err = ParseReaderLimits(r, lim) })
+	if n > memoryBound {
 		t.Errorf("the parse allocated %d MiB, more than %d MiB", n>>20, memoryBound>>20)
 	}
+	t.Logf("allocated %d KiB", n>>10)
 	return traces, err
 }
 
