@@ -107,9 +107,15 @@ $(TRACEQLCHECK)/node_modules/.package-lock.json: $(TRACEQLCHECK)/package-lock.js
 	cd $(TRACEQLCHECK) && npm ci --no-audit --no-fund --no-update-notifier --ignore-scripts
 	@touch $@
 
+# go test replays the OTLP parser's fuzz corpus (tracelab/pkg/otlp/testdata/
+# fuzz/FuzzParse); then the fuzzer looks for new failures for FUZZTIME. One
+# it finds is written there as a new file: commit it with the fix.
+FUZZTIME ?= 20s
 test-go:
 	@echo "==> Go tests"
 	cd tracelab && go vet ./... && go test ./...
+	@echo "==> fuzzing the OTLP parser for $(FUZZTIME)"
+	cd tracelab && go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/otlp
 
 # Also part of test-go (go test ./...); this runs only the corpus, verbosely.
 test-corpus: ## judge tracelab's detectors on the labelled corpus (tracelab/testdata/corpus): a missed label or an unlabelled finding fails

@@ -24,10 +24,25 @@ type lexer struct {
 	base int64 // input offset of buf[0]
 	eof  bool
 	rerr error // a read error other than io.EOF
+	// lerr is a *LimitError: once set, the lexer reads no more and every
+	// error it reports is this one.
+	lerr error
+
+	maxToken int   // bytes of one string's content or one scalar
+	maxInput int64 // bytes read from r
 }
 
-func newLexer(r io.Reader) *lexer {
-	return &lexer{r: r, buf: make([]byte, lexerBufSize)}
+func newLexer(r io.Reader, bufSize int, lim Limits) *lexer {
+	return &lexer{r: r, buf: make([]byte, max(bufSize, 1)), maxToken: lim.MaxValueBytes, maxInput: lim.MaxInputBytes}
+}
+
+// tokenTooLong records that the token starting at buf[start] is longer
+// than maxToken.
+func (l *lexer) tokenTooLong(start int) error {
+	if l.lerr == nil {
+		l.lerr = &LimitError{Limit: "value size (bytes of one string or number)", Max: int64(l.maxToken), Flag: "--max-attr-bytes", Offset: l.base + int64(start)}
+	}
+	return l.lerr
 }
 
 // offset is the input position of the next unread byte, for messages.
@@ -42,17 +57,40 @@ func (l *lexer) more(keep int) bool {
 	l.base += int64(keep)
 	l.pos -= keep
 	l.end = n
-	if l.eof {
+	if l.eof || l.lerr != nil {
 		return false
 	}
 	if l.end == len(l.buf) { // one token fills the buffer: grow it
-		nb := make([]byte, 2*len(l.buf))
+		// A token that fills a buffer longer than maxToken (plus the
+		// closing quote) is too long already: the buffer never grows past
+		// what the longest allowed token needs.
+		if l.end > l.maxToken {
+			l.pos = l.end
+			l.tokenTooLong(0)
+			return false
+		}
+		n := 2 * len(l.buf)
+		if l.maxToken < n {
+			n = l.maxToken + 1
+		}
+		nb := make([]byte, n)
 		copy(nb, l.buf[:l.end])
 		l.buf = nb
 	}
 	for {
-		m, err := l.r.Read(l.buf[l.end:])
+		room := l.buf[l.end:]
+		if left := l.maxInput - (l.base + int64(l.end)); left < int64(len(room)) {
+			// One byte past the limit tells a longer input from one that
+			// ends exactly at it.
+			room = room[:max(left+1, 0)]
+		}
+		m, err := l.r.Read(room)
 		l.end += m
+		if l.base+int64(l.end) > l.maxInput {
+			l.end--
+			l.lerr = &LimitError{Limit: "input size (bytes)", Max: l.maxInput, Flag: "--max-input-bytes", Offset: l.maxInput}
+			return m > 1
+		}
 		if err != nil {
 			l.eof = true
 			if err != io.EOF {
@@ -86,6 +124,9 @@ func (l *lexer) peek() byte {
 
 // syntaxError describes malformed JSON at the current position.
 func (l *lexer) syntaxError(format string, a ...any) error {
+	if l.lerr != nil {
+		return l.lerr
+	}
 	if l.rerr != nil {
 		return fmt.Errorf("reading input: %v", l.rerr)
 	}
@@ -137,8 +178,11 @@ func (l *lexer) stringBytes() ([]byte, error) {
 	// Fast path: the closing quote is in the buffer and nothing before it
 	// is a backslash. IndexByte is vectorized; most strings end here.
 	if q := bytes.IndexByte(l.buf[l.pos:l.end], '"'); q >= 0 {
+		// A string over the limit takes the slow path, which reports its
+		// first fault in reading order (a control character before the
+		// limit is reached, or the limit), whatever the buffer holds.
 		raw := l.buf[l.pos : l.pos+q]
-		if bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) {
+		if len(raw) <= l.maxToken && bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) {
 			l.pos += q + 1
 			return raw, nil
 		}
@@ -146,6 +190,9 @@ func (l *lexer) stringBytes() ([]byte, error) {
 	start, i, escaped := l.pos, l.pos, false
 	for {
 		for i < l.end {
+			if i-start > l.maxToken {
+				return nil, l.tokenTooLong(start)
+			}
 			c := l.buf[i]
 			switch {
 			case c == '"':
@@ -188,19 +235,26 @@ func (l *lexer) scalarBytes() ([]byte, error) {
 				continue
 			}
 			l.pos = i
-			return l.checkScalar(l.buf[start:i])
+			return l.checkScalar(start, i)
 		}
 		keep := start
 		if !l.more(keep) {
 			l.pos = l.end
-			return l.checkScalar(l.buf[start-keep : l.end])
+			return l.checkScalar(start-keep, l.end)
 		}
 		start -= keep
 		i -= keep
 	}
 }
 
-func (l *lexer) checkScalar(b []byte) ([]byte, error) {
+func (l *lexer) checkScalar(start, end int) ([]byte, error) {
+	if l.lerr != nil {
+		return nil, l.lerr
+	}
+	if end-start > l.maxToken {
+		return nil, l.tokenTooLong(start)
+	}
+	b := l.buf[start:end]
 	switch string(b) {
 	case "true", "false", "null":
 		return b, nil

@@ -40,7 +40,8 @@ const expectedForms = `expected "resourceSpans", "result.resourceSpans", "batche
 
 // ParseReader reads OTLP JSON from r and groups the spans into traces.
 // Spans of one trace spread over several documents or resources are merged,
-// and a span seen twice is kept once.
+// and a span seen twice is kept once. It applies DefaultLimits; see
+// ParseReaderLimits.
 func ParseReader(r io.Reader) ([]*trace.Trace, error) {
 	spans, err := ParseSpans(r)
 	if err != nil {
@@ -65,8 +66,27 @@ func ReadFile(path string) ([]*trace.Trace, error) {
 
 // ParseSpans reads every JSON value in r (one document, or many
 // concatenated) and returns their spans in input order, without grouping.
-func ParseSpans(r io.Reader) ([]*trace.Span, error) {
-	p := &parser{lx: newLexer(r), strs: make(map[string]string)}
+// It applies DefaultLimits.
+func ParseSpans(r io.Reader) ([]*trace.Span, error) { return ParseSpansLimits(r, Limits{}) }
+
+// ParseSpansLimits is ParseSpans under the given limits; going past one is
+// a *LimitError.
+func ParseSpansLimits(r io.Reader, lim Limits) ([]*trace.Span, error) {
+	return parseSpans(r, lexerBufSize, lim.resolved())
+}
+
+func parseSpans(r io.Reader, bufSize int, lim Limits) ([]*trace.Span, error) {
+	p := &parser{lx: newLexer(r, bufSize, lim), strs: make(map[string]string), lim: lim, perTrace: make(map[string]int)}
+	spans, err := p.all()
+	if p.lx.lerr != nil {
+		// Whatever the parser made of the input cut short, the limit is
+		// the cause.
+		return nil, p.lx.lerr
+	}
+	return spans, err
+}
+
+func (p *parser) all() ([]*trace.Span, error) {
 	p.skipBOM()
 	docs := 0
 	for {
@@ -99,6 +119,18 @@ type parser struct {
 	key   []byte // the current object key, see nextKey
 	spans []*trace.Span
 	strs  map[string]string // interned strings: keys, names, ids shared by many spans
+
+	lim      Limits         // resolved: no zero or negative fields
+	perTrace map[string]int // spans read per trace id, for MaxSpansPerTrace
+	depth    int            // arrayValue/kvlistValue levels open, for MaxDepth
+	val      []byte         // scratch for rendering arrays and kvlists
+	valStart int            // where the attribute value being rendered starts in val
+
+	// The span being read (see span): its Span, its own strings' bytes
+	// and its attributes.
+	slab  []trace.Span
+	own   []byte
+	attrs []attrRef
 }
 
 func (p *parser) skipBOM() {

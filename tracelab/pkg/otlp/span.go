@@ -1,9 +1,9 @@
 package otlp
 
 import (
-	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"tracelab/pkg/trace"
 )
@@ -14,6 +14,10 @@ import (
 // span reads one span. It is the hot loop of the package, written without
 // callbacks. Spans without a trace or span id cannot be placed in any tree
 // and are dropped.
+//
+// It allocates little per span: the Span comes from a slab, and the span's
+// own strings (ids, long attribute values) are collected in p.own and made
+// into one string when the span ends, each field a substring of it.
 func (p *parser) span() error {
 	if p.lx.peek() == 'n' {
 		return p.null("a span")
@@ -21,8 +25,13 @@ func (p *parser) span() error {
 	if err := p.lx.expect('{'); err != nil {
 		return err
 	}
-	s := &trace.Span{}
-	var traceID, spanID string
+	if len(p.slab) == 0 {
+		p.slab = make([]trace.Span, spanSlab)
+	}
+	s := &p.slab[0]
+	p.own, p.attrs = p.own[:0], p.attrs[:0]
+	var traceID string
+	var spanID, parentID strRef
 	for first := true; ; first = false {
 		key, more, err := p.nextKey(first)
 		if err != nil {
@@ -35,9 +44,9 @@ func (p *parser) span() error {
 		case "traceId":
 			traceID, err = p.id("traceId", true)
 		case "spanId":
-			spanID, err = p.id("spanId", false)
+			spanID, err = p.idRef("spanId")
 		case "parentSpanId":
-			s.ParentID, err = p.id("parentSpanId", false)
+			parentID, err = p.idRef("parentSpanId")
 		case "name":
 			s.Name, err = p.internedString("name")
 		case "kind":
@@ -49,7 +58,7 @@ func (p *parser) span() error {
 		case "endTimeUnixNano":
 			s.End, err = p.integer("endTimeUnixNano")
 		case "attributes":
-			s.Attrs, err = p.attributes(false)
+			err = p.spanAttributes()
 		case "status":
 			err = p.status(s)
 		default:
@@ -59,15 +68,101 @@ func (p *parser) span() error {
 			return err
 		}
 	}
-	if traceID == "" || spanID == "" {
+	if traceID == "" || spanID.empty() {
+		*s = trace.Span{} // the slot is reused by the next span
 		return nil
 	}
-	s.TraceID, s.SpanID = traceID, spanID
-	if s.Attrs == nil {
-		s.Attrs = map[string]string{}
+	if len(p.spans) >= p.lim.MaxSpans {
+		return p.limitError("span count", p.lim.MaxSpans, "--max-spans")
+	}
+	n := p.perTrace[traceID] + 1
+	if n > p.lim.MaxSpansPerTrace {
+		return p.limitError("spans per trace (trace "+traceID+")", p.lim.MaxSpansPerTrace, "--max-trace-spans")
+	}
+	p.perTrace[traceID] = n
+	p.slab = p.slab[1:]
+
+	own := string(p.own)
+	s.TraceID, s.SpanID, s.ParentID = traceID, spanID.in(own), parentID.in(own)
+	s.Attrs = make(map[string]string, len(p.attrs))
+	for _, a := range p.attrs { // in input order: a repeated key's last value wins
+		s.Attrs[a.key] = a.val.in(own)
 	}
 	p.spans = append(p.spans, s)
 	return nil
+}
+
+// spanSlab is how many Spans are allocated at once. Small, because a slab
+// stays in memory as long as any of its spans does.
+const spanSlab = 64
+
+// strRef is a string of the span being read: s when already made
+// (interned, or in a rare encoding), else the bytes [lo:hi] of p.own.
+type strRef struct {
+	s      string
+	lo, hi int
+}
+
+func (r strRef) empty() bool { return r.hi == r.lo && r.s == "" }
+
+// in returns the string, given p.own made into a string.
+func (r strRef) in(own string) string {
+	if r.hi == 0 {
+		return r.s
+	}
+	return own[r.lo:r.hi]
+}
+
+func (p *parser) ownRef(b []byte) strRef {
+	lo := len(p.own)
+	p.own = append(p.own, b...)
+	return strRef{lo: lo, hi: len(p.own)}
+}
+
+// idRef reads a span or parent span id; see normalizeID.
+func (p *parser) idRef(what string) (strRef, error) {
+	if p.lx.peek() == 'n' {
+		return strRef{}, p.null(what)
+	}
+	b, err := p.lx.stringBytes()
+	if err != nil {
+		return strRef{}, p.typeError(what, err)
+	}
+	if isLowerHex(b) && !allZero(b) { // already normal: most producers
+		return p.ownRef(b), nil
+	}
+	return strRef{s: normalizeID(string(b))}, nil
+}
+
+// attrRef is an attribute of the span being read.
+type attrRef struct {
+	key string
+	val strRef
+}
+
+// spanAttributes reads a span's attributes into p.attrs, as attributes
+// reads them into a map. A second "attributes" member replaces the first.
+func (p *parser) spanAttributes() error {
+	p.attrs = p.attrs[:0]
+	return p.array("attributes", func() error {
+		var a attrRef
+		_, err := p.object(func(key []byte) error {
+			var err error
+			switch string(key) {
+			case "key":
+				a.key, err = p.internedString("attribute key")
+			case "value":
+				a.val, err = p.valueRef(false, true)
+			default:
+				err = p.lx.skip()
+			}
+			return err
+		})
+		if a.key != "" {
+			p.attrs = append(p.attrs, a)
+		}
+		return err
+	})
 }
 
 func (p *parser) status(s *trace.Span) error {
@@ -115,9 +210,22 @@ func (p *parser) attributes(internValues bool) (map[string]string, error) {
 
 // anyValue renders an OTLP AnyValue as text: strings as they are, ints in
 // decimal, doubles in the shortest form, booleans as true/false, arrays
-// and key-value lists as JSON.
+// and key-value lists as JSON (see appendValue).
 func (p *parser) anyValue(intern bool) (string, error) {
-	out := ""
+	r, err := p.valueRef(intern, false)
+	return r.s, err
+}
+
+// valueRef is anyValue; with own, a value that is not interned goes to
+// p.own instead of a string of its own.
+func (p *parser) valueRef(intern, own bool) (strRef, error) {
+	var out strRef
+	keep := func(b []byte) strRef {
+		if own {
+			return p.ownRef(b)
+		}
+		return strRef{s: string(b)}
+	}
 	_, err := p.object(func(key []byte) error {
 		switch string(key) {
 		case "stringValue", "bytesValue":
@@ -126,86 +234,209 @@ func (p *parser) anyValue(intern bool) (string, error) {
 				return p.typeError("a string value", err)
 			}
 			if intern || len(b) <= 16 { // short values repeat: methods, ports, systems
-				out = p.intern(b)
+				out = strRef{s: p.intern(b)}
 			} else {
-				out = string(b)
+				out = keep(b)
 			}
 			return nil
-		case "intValue":
-			n, err := p.integer("intValue")
-			out = strconv.FormatInt(n, 10)
+		case "intValue", "doubleValue", "boolValue":
+			b, err := p.scalarValue(p.val[:0], key)
+			p.val = b[:0]
+			out = keep(b)
 			return err
-		case "doubleValue":
-			b, err := p.scalar("doubleValue")
-			if err != nil {
-				return err
-			}
-			x, perr := strconv.ParseFloat(string(b), 64)
-			if perr != nil {
-				return p.valueError("doubleValue %q is not a number", b)
-			}
-			out = strconv.FormatFloat(x, 'g', -1, 64)
-			return nil
-		case "boolValue":
-			b, err := p.scalar("boolValue")
-			if err != nil {
-				return err
-			}
-			x, perr := strconv.ParseBool(string(b))
-			if perr != nil {
-				return p.valueError("boolValue %q is not a boolean", b)
-			}
-			out = strconv.FormatBool(x)
-			return nil
-		case "arrayValue":
-			var parts []byte
-			_, err := p.object(func(key []byte) error {
-				if string(key) != "values" {
-					return p.lx.skip()
-				}
-				parts = append(parts, '[')
-				err := p.array("array values", func() error {
-					v, err := p.anyValue(false)
-					if len(parts) > 1 {
-						parts = append(parts, ',')
-					}
-					parts = appendString(parts, v)
-					return err
-				})
-				parts = append(parts, ']')
-				return err
-			})
-			out = string(parts)
-			if out == "" {
-				out = "[]"
-			}
-			return err
-		case "kvlistValue":
-			var parts []byte
-			_, err := p.object(func(key []byte) error {
-				if string(key) != "values" {
-					return p.lx.skip()
-				}
-				kv, err := p.attributes(false)
-				parts = append(parts, '{')
-				for i, k := range slices.Sorted(maps.Keys(kv)) {
-					if i > 0 {
-						parts = append(parts, ',')
-					}
-					parts = appendString(parts, k)
-					parts = append(parts, ':')
-					parts = appendString(parts, kv[k])
-				}
-				parts = append(parts, '}')
-				return err
-			})
-			out = string(parts)
-			if out == "" {
-				out = "{}"
-			}
+		case "arrayValue", "kvlistValue":
+			p.valStart = 0
+			b, err := p.container(p.val[:0], key)
+			p.val = b[:0]
+			out = keep(b)
 			return err
 		}
 		return p.lx.skip()
 	})
 	return out, err
+}
+
+// appendValue appends an AnyValue nested in an array or a kvlist as JSON:
+// scalars as JSON strings (as they read at the top level: an intValue
+// becomes "2"), arrays and kvlists as JSON arrays and objects, built in
+// place. Building each level in place, rather than quoting the text of
+// the level below, keeps the output linear in the input: quoting doubled
+// the backslashes at every level, and 30 levels took gigabytes.
+func (p *parser) appendValue(dst []byte) ([]byte, error) {
+	start := len(dst)
+	isObj, err := p.object(func(key []byte) error {
+		// A value object with several members reads as its last one, as
+		// at the top level.
+		dst = dst[:start]
+		var err error
+		switch string(key) {
+		case "stringValue", "bytesValue":
+			var b []byte
+			b, err = p.lx.stringBytes()
+			if err != nil {
+				return p.typeError("a string value", err)
+			}
+			dst = appendString(dst, b)
+		case "intValue", "doubleValue", "boolValue":
+			dst = append(dst, '"')
+			dst, err = p.scalarValue(dst, key)
+			dst = append(dst, '"')
+		case "arrayValue", "kvlistValue":
+			dst, err = p.container(dst, key)
+		default:
+			return p.lx.skip()
+		}
+		if err == nil {
+			err = p.checkValueSize(dst)
+		}
+		return err
+	})
+	if err == nil && (!isObj || len(dst) == start) {
+		dst = append(dst, `""`...)
+	}
+	return dst, err
+}
+
+// scalarValue appends the text of an intValue, doubleValue or boolValue.
+func (p *parser) scalarValue(dst []byte, key []byte) ([]byte, error) {
+	switch string(key) {
+	case "intValue":
+		n, err := p.integer("intValue")
+		return strconv.AppendInt(dst, n, 10), err
+	case "doubleValue":
+		b, err := p.scalar("doubleValue")
+		if err != nil {
+			return dst, err
+		}
+		x, perr := strconv.ParseFloat(string(b), 64)
+		if perr != nil {
+			return dst, p.valueError("doubleValue %q is not a number", b)
+		}
+		return strconv.AppendFloat(dst, x, 'g', -1, 64), nil
+	default: // boolValue
+		b, err := p.scalar("boolValue")
+		if err != nil {
+			return dst, err
+		}
+		x, perr := strconv.ParseBool(string(b))
+		if perr != nil {
+			return dst, p.valueError("boolValue %q is not a boolean", b)
+		}
+		return strconv.AppendBool(dst, x), nil
+	}
+}
+
+// container appends an arrayValue or kvlistValue as JSON, one level
+// deeper; past MaxDepth it fails before recursing.
+func (p *parser) container(dst []byte, key []byte) ([]byte, error) {
+	if p.depth >= p.lim.MaxDepth {
+		return dst, p.limitError("attribute nesting depth (arrayValue and kvlistValue levels)", p.lim.MaxDepth, "--max-attr-depth")
+	}
+	p.depth++
+	defer func() { p.depth-- }()
+	if string(key) == "arrayValue" {
+		return p.appendArray(dst)
+	}
+	return p.appendKVList(dst)
+}
+
+// appendArray appends {"values":[...]} as a JSON array.
+func (p *parser) appendArray(dst []byte) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, '[')
+	_, err := p.object(func(key []byte) error {
+		if string(key) != "values" {
+			return p.lx.skip()
+		}
+		dst = append(dst[:start], '[') // the last "values" wins
+		return p.array("array values", func() error {
+			if len(dst) > start+1 {
+				dst = append(dst, ',')
+			}
+			var err error
+			dst, err = p.appendValue(dst)
+			return err
+		})
+	})
+	return append(dst, ']'), err
+}
+
+// kvEntry is one member of a kvlist being rendered: its value's JSON is
+// at [lo:hi] of the render buffer.
+type kvEntry struct {
+	key    string
+	lo, hi int
+}
+
+// appendKVList appends {"values":[{"key":...,"value":...},...]} as a JSON
+// object with sorted keys, the last of repeated keys winning and empty
+// keys dropped, as attributes reads them.
+func (p *parser) appendKVList(dst []byte) ([]byte, error) {
+	start := len(dst)
+	var entries []kvEntry
+	_, err := p.object(func(key []byte) error {
+		if string(key) != "values" {
+			return p.lx.skip()
+		}
+		dst, entries = dst[:start], entries[:0]
+		return p.array("kvlist values", func() error {
+			e := kvEntry{lo: -1}
+			_, err := p.object(func(key []byte) error {
+				var err error
+				switch string(key) {
+				case "key":
+					e.key, err = p.internedString("attribute key")
+				case "value":
+					e.lo = len(dst)
+					dst, err = p.appendValue(dst)
+					e.hi = len(dst)
+				default:
+					err = p.lx.skip()
+				}
+				return err
+			})
+			if e.key != "" {
+				if e.lo < 0 { // no value: the empty string, as attributes has it
+					e.lo = len(dst)
+					dst = append(dst, `""`...)
+					e.hi = len(dst)
+				}
+				entries = append(entries, e)
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return dst, err
+	}
+	// The values were rendered in input order; the object is written in
+	// key order from a copy of them. Each level copies its own bytes once.
+	vals := append([]byte(nil), dst[start:]...)
+	slices.SortStableFunc(entries, func(a, b kvEntry) int { return strings.Compare(a.key, b.key) })
+	dst = append(dst[:start], '{')
+	for i, e := range entries {
+		if i+1 < len(entries) && entries[i+1].key == e.key {
+			continue // a later one wins
+		}
+		if len(dst) > start+1 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, e.key)
+		dst = append(dst, ':')
+		dst = append(dst, vals[e.lo-start:e.hi-start]...)
+	}
+	dst = append(dst, '}')
+	return dst, p.checkValueSize(dst)
+}
+
+// checkValueSize enforces MaxValueBytes on the value being rendered.
+func (p *parser) checkValueSize(dst []byte) error {
+	if len(dst)-p.valStart > p.lim.MaxValueBytes {
+		return p.limitError("value size (bytes of one attribute value as text)", p.lim.MaxValueBytes, "--max-attr-bytes")
+	}
+	return nil
+}
+
+func (p *parser) limitError(limit string, max int, flag string) error {
+	return &LimitError{Limit: limit, Max: int64(max), Flag: flag, Offset: p.lx.offset()}
 }

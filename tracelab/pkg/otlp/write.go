@@ -128,8 +128,9 @@ func appendAttrs(b []byte, attrs map[string]string) []byte {
 const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string. strconv.Quote is not JSON (it
-// writes \x00), hence this small escaper.
-func appendString(b []byte, s string) []byte {
+// writes \x00), hence this small escaper. It takes bytes too, so the
+// parser renders a value from the lexer's buffer without a copy.
+func appendString[S string | []byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {

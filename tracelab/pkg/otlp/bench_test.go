@@ -1,0 +1,31 @@
+package otlp
+
+import (
+	"bytes"
+	"testing"
+
+	"tracelab/internal/tracegen"
+	"tracelab/pkg/trace"
+)
+
+// BenchmarkParseSpans reads 100k generated spans (the lab's shapes, as
+// Write prints them) from memory, so it measures the parser alone:
+//
+//	go test ./pkg/otlp -run '^$' -bench ParseSpans -benchmem -count 5
+func BenchmarkParseSpans(b *testing.B) {
+	spans := tracegen.Generate(100_000, 1)
+	var buf bytes.Buffer
+	if err := Write(&buf, trace.Group(spans)); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := ParseSpans(bytes.NewReader(data))
+		if err != nil || len(got) != len(spans) {
+			b.Fatalf("%d spans, %v", len(got), err)
+		}
+	}
+	b.ReportMetric(float64(len(spans))*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
