@@ -88,7 +88,7 @@ func (l *lexer) more(keep int) bool {
 		l.end += m
 		if l.base+int64(l.end) > l.maxInput {
 			l.end--
-			l.lerr = &LimitError{Limit: "input size (bytes)", Max: l.maxInput, Flag: "--max-input-bytes", Offset: l.maxInput}
+			l.lerr = &LimitError{Limit: "input size (bytes)", Max: l.maxInput, Flag: "--max-response-bytes", Offset: l.maxInput}
 			return m > 1
 		}
 		if err != nil {

@@ -33,7 +33,7 @@ type Limits struct {
 	// MaxInputBytes bounds the bytes read from the input. Its default, 0,
 	// means no limit: a file is streamed, so its size costs memory only
 	// through the spans kept, which MaxSpans bounds. A caller reading a
-	// network answer sets it (--max-input-bytes).
+	// network answer sets it (--max-response-bytes bounds those first).
 	MaxInputBytes int64
 }
 

@@ -239,7 +239,7 @@ func TestInputSizeLimit(t *testing.T) {
 				t.Errorf("buffer %d, %s: %v", bufSize, name, err)
 			}
 			if !c.ok {
-				wantLimitError(t, err, "--max-input-bytes")
+				wantLimitError(t, err, "--max-response-bytes")
 			}
 		}
 	}

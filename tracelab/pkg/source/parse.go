@@ -52,6 +52,8 @@ var (
 	}
 	remoteParams = []string{"since", "start", "end", "limit", "timeout", "max-response-bytes"}
 	kinds        = []Kind{File, Jaeger, Tempo}
+	// limitParams bound the parse of every kind (otlp.Limits).
+	limitParams = []string{"max-attr-depth", "max-attr-bytes", "max-trace-spans", "max-spans"}
 )
 
 // Names lists every parameter, the kinds first.
@@ -60,7 +62,8 @@ func Names() []string {
 	for _, k := range kinds {
 		out = append(out, kindParams[k]...)
 	}
-	return append(out, remoteParams...)
+	out = append(out, remoteParams...)
+	return append(out, limitParams...)
 }
 
 // Parse reads a source from the parameters that were given (an absent one
@@ -90,6 +93,7 @@ func Parse(params map[string]string, st Style, now time.Time) (*Source, error) {
 	if s.Kind != File {
 		allowed = append(allowed, remoteParams...)
 	}
+	allowed = append(allowed, limitParams...)
 	for _, p := range Names() {
 		if _, ok := params[p]; ok && !slices.Contains(allowed, p) {
 			if st == SRC {
@@ -101,6 +105,17 @@ func Parse(params map[string]string, st Style, now time.Time) (*Source, error) {
 	for p := range params {
 		if !slices.Contains(allowed, p) {
 			return nil, fmt.Errorf("%s has an unknown parameter %q; use %s", st.kind(s.Kind), p, strings.Join(allowed[1:], ", "))
+		}
+	}
+
+	for i, field := range []*int{&s.Limits.MaxDepth, &s.Limits.MaxValueBytes, &s.Limits.MaxSpansPerTrace, &s.Limits.MaxSpans} {
+		p := limitParams[i]
+		if v, ok := params[p]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n == 0 || n < -1 {
+				return nil, fmt.Errorf("%s: it must be a whole number, at least 1, or -1 for no limit", st.is(p, v))
+			}
+			*field = n
 		}
 	}
 

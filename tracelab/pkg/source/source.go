@@ -54,7 +54,11 @@ type Source struct {
 	// MaxResponseBytes bounds each answer of the backend.
 	MaxResponseBytes int64
 
-	// Parse reads a trace document; nil is otlp.ParseReader.
+	// Limits bound each parse (otlp.Limits; zero fields take the defaults).
+	Limits otlp.Limits
+
+	// Parse reads a trace document; nil is otlp.ParseReaderLimits with
+	// Limits.
 	Parse func(io.Reader) ([]*trace.Trace, error)
 	// Log receives progress notes of a slow fetch; nil drops them.
 	Log io.Writer
@@ -108,7 +112,7 @@ func Environment(err error) bool {
 func (s *Source) Fetch(ctx context.Context) ([]*trace.Trace, error) {
 	parse := s.Parse
 	if parse == nil {
-		parse = otlp.ParseReader
+		parse = func(r io.Reader) ([]*trace.Trace, error) { return otlp.ParseReaderLimits(r, s.Limits) }
 	}
 	var traces []*trace.Trace
 	var err error

@@ -88,3 +88,25 @@ func TestFileWithoutTracesIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// The parser's limits are parameters of every kind of source; 0 is refused
+// (it would silently mean the default), -1 lifts a limit.
+func TestLimitParameters(t *testing.T) {
+	now := time.Now()
+	s, err := Parse(map[string]string{"file": "x.json", "max-attr-depth": "64", "max-spans": "-1"}, Flags, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Limits.MaxDepth != 64 || s.Limits.MaxSpans != -1 || s.Limits.MaxValueBytes != 0 {
+		t.Errorf("limits %+v", s.Limits)
+	}
+	s, err = ParseSRC("tempo:http://t:3200?query=x&max-trace-spans=10", now)
+	if err != nil || s.Limits.MaxSpansPerTrace != 10 {
+		t.Errorf("tempo source: %+v, %v", s, err)
+	}
+	for _, v := range []string{"0", "-2", "many"} {
+		if _, err := Parse(map[string]string{"file": "x.json", "max-attr-bytes": v}, Flags, now); err == nil || !strings.Contains(err.Error(), "--max-attr-bytes") {
+			t.Errorf("max-attr-bytes %q: %v", v, err)
+		}
+	}
+}
