@@ -208,7 +208,7 @@ func chattyRequests(t *trace.Trace) []chattyRequest {
 	byRequest := map[reqKey]*chattyRequest{}
 	var order []reqKey
 	for _, s := range t.Spans {
-		if !IsDBRoundTrip(s) || !t.OwnCall(s) {
+		if !t.OwnCall(s) || !isDBRoundTrip(t, s) {
 			continue
 		}
 		r := requestSpan(t, s)
@@ -257,10 +257,16 @@ func chattyRequests(t *trace.Trace) []chattyRequest {
 // that has to open a new connection makes it a round trip, and then not a
 // chatty one.
 func IsDBRoundTrip(s *trace.Span) bool {
-	if trace.Classify(s) != trace.CallDB {
-		return false
-	}
-	return !strings.HasSuffix(s.Attr("code.function.name", "code.function"), "getConnection")
+	return trace.Classify(s) == trace.CallDB && !isConnectionCheckout(s)
+}
+
+// isDBRoundTrip is IsDBRoundTrip with t's cached call types.
+func isDBRoundTrip(t *trace.Trace, s *trace.Span) bool {
+	return t.Classify(s) == trace.CallDB && !isConnectionCheckout(s)
+}
+
+func isConnectionCheckout(s *trace.Span) bool {
+	return strings.HasSuffix(s.Attr("code.function.name", "code.function"), "getConnection")
 }
 
 // dbLabel names the database a call goes to: its system and, when known,

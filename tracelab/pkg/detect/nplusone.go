@@ -196,7 +196,7 @@ func (d NPlusOne) Detect(traces []*trace.Trace) []Finding {
 func repeatedSequentialCalls(t *trace.Trace) map[nplusOneKey]*nplusOneTrace {
 	var out map[nplusOneKey]*nplusOneTrace
 	for _, g := range repeatedUnits(t) {
-		if g.values == valuesIdentical && isRead(g.calls[0][0]) {
+		if g.values == valuesIdentical && isRead(t, g.calls[0][0]) {
 			continue
 		}
 		p, call := g.parent, g.calls[0][0]
@@ -206,7 +206,7 @@ func repeatedSequentialCalls(t *trace.Trace) map[nplusOneKey]*nplusOneTrace {
 		}
 		o := out[k]
 		if o == nil {
-			o = &nplusOneTrace{parentID: p.SpanID, callType: trace.Classify(call), values: g.values,
+			o = &nplusOneTrace{parentID: p.SpanID, callType: t.Classify(call), values: g.values,
 				wrapped: g.units[0] != call, unitOp: t.Operation(g.units[0])}
 			if call.Service != p.Service {
 				o.callee = call.Service

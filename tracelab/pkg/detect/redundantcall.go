@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math"
 	"strings"
 
@@ -117,17 +118,37 @@ func (d RedundantCall) Detect(traces []*trace.Trace) []Finding {
 // redundantReads returns, per finding key, the units (trace.Wrapper) of the
 // reads one trace repeated with identical values at least
 // RedundantMinCalls times within one request.
+//
+// Like repeatedUnits it is computed once per trace (trace.Memo): chatty-db
+// reads it too. The result is read-only.
 func redundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
+	return t.Memo(redundantReadsKey{}, func() any { return findRedundantReads(t) }).(map[redundantKey][]*trace.Span)
+}
+
+type redundantReadsKey struct{}
+
+func findRedundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
 	type readKey struct {
 		request *trace.Span
 		service string
 		op      string
 		values  string
 	}
-	groups := map[readKey][]*trace.Span{}
-	var order []readKey
+	type read struct {
+		c *trace.Span
+		k readKey
+		h uint64
+	}
+	// Most reads are made with values of their own (a loop over ids), so
+	// grouping every read by its full key built a map entry per read. A
+	// hash of the key counts them first; only reads whose hash comes up
+	// RedundantMinCalls times are grouped by the full key (which settles
+	// collisions).
+	var reads []read
+	counts := map[uint64]int32{}
+	seed := maphash.MakeSeed()
 	for _, c := range t.Spans {
-		if !t.OwnCall(c) || !isRead(c) {
+		if !t.OwnCall(c) || !isRead(t, c) {
 			continue
 		}
 		v, ok := callValues(t, c)
@@ -135,10 +156,31 @@ func redundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
 			continue
 		}
 		k := readKey{requestSpan(t, c), c.Service, t.Operation(c), v}
-		if _, seen := groups[k]; !seen {
-			order = append(order, k)
+		var h maphash.Hash
+		h.SetSeed(seed)
+		if k.request != nil {
+			h.WriteString(k.request.SpanID)
 		}
-		groups[k] = append(groups[k], c)
+		h.WriteByte(0)
+		h.WriteString(k.service)
+		h.WriteByte(0)
+		h.WriteString(k.op)
+		h.WriteByte(0)
+		h.WriteString(k.values)
+		r := read{c: c, k: k, h: h.Sum64()}
+		counts[r.h]++
+		reads = append(reads, r)
+	}
+	groups := map[readKey][]*trace.Span{}
+	var order []readKey
+	for _, r := range reads {
+		if counts[r.h] < RedundantMinCalls {
+			continue
+		}
+		if _, seen := groups[r.k]; !seen {
+			order = append(order, r.k)
+		}
+		groups[r.k] = append(groups[r.k], r.c)
 	}
 	var out map[redundantKey][]*trace.Span
 	for _, k := range order {
@@ -158,8 +200,8 @@ func redundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
 // isRead reports whether a call only reads, so that asking again with the
 // same values can only return what the first answer said: a SELECT, or an
 // HTTP GET or HEAD.
-func isRead(c *trace.Span) bool {
-	switch trace.Classify(c) {
+func isRead(t *trace.Trace, c *trace.Span) bool {
+	switch t.Classify(c) {
 	case trace.CallDB:
 		stmt := strings.TrimLeft(c.Attr("db.query.text", "db.statement"), " \t\r\n(")
 		return len(stmt) >= 6 && strings.EqualFold(stmt[:6], "SELECT")

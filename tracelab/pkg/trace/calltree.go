@@ -38,6 +38,30 @@ func (t *Trace) OwnCall(s *Span) bool {
 	return t.own[s.idx]
 }
 
+// Classify is Classify(s), computed once per span of the trace: every
+// repetition detector asks it of the same spans, and each answer costs
+// several attribute look-ups.
+func (t *Trace) Classify(s *Span) CallType {
+	t.callsOnce.Do(t.countCalls)
+	return callTypes[t.types[s.idx]]
+}
+
+// callTypes numbers the call types so that a trace keeps one byte per
+// span for them rather than a string header.
+var callTypes = [...]CallType{CallNone, CallHTTP, CallRPC, CallDB, CallCache, CallMessaging, CallOther}
+
+func callTypeIndex(c CallType) uint8 {
+	for i, x := range callTypes {
+		if x == c {
+			return uint8(i)
+		}
+	}
+	panic("trace: unknown call type " + string(c))
+}
+
+// IsCall is IsCall(s), cached like Classify.
+func (t *Trace) IsCall(s *Span) bool { return t.Classify(s) != CallNone }
+
 // CallsUnder is the number of s's service's own calls in s's subtree, s
 // included. It does not look past a call into the work the callee did, nor
 // into other services.
@@ -84,15 +108,19 @@ func (t *Trace) Wrapper(c *Span) *Span {
 // countCalls fills own and under with one pass over the trees.
 func (t *Trace) countCalls() {
 	n := len(t.Spans)
+	t.types = make([]uint8, n)
 	t.own = make([]bool, n)
 	t.under = make([]int32, n)
 	for i, s := range t.Spans {
-		if !IsCall(s) {
+		t.types[i] = callTypeIndex(Classify(s))
+	}
+	for i, s := range t.Spans {
+		if t.types[i] == 0 {
 			continue
 		}
 		t.own[i] = true
 		for p := t.parent[i]; p != nil && p.Service == s.Service; p = t.parent[p.idx] {
-			if IsCall(p) {
+			if t.types[p.idx] != 0 {
 				t.own[i] = false
 				break
 			}

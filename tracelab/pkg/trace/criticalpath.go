@@ -72,14 +72,19 @@ func ComputeCriticalPath(t *Trace) CriticalPath {
 	start := make([]int64, n)
 	end := make([]int64, n)
 	kids := make([][]*Span, n) // surviving children, by end asc then start desc
-	pos := make([]int, n)      // a child's index in its parent's kids
+	pos := make([]int32, n)    // a child's index in its parent's kids
+	// Every span is queued at most once and is at most one parent's kid, so
+	// one n-sized buffer holds the queue and another every kids list, each
+	// a window of it: no per-span slice growth.
+	queue := make([]*Span, 1, n)
+	queue[0] = root
+	kidBuf := make([]*Span, 0, n)
 
 	start[root.idx], end[root.idx] = root.Start, max(root.End, root.Start)
-	queue := []*Span{root}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
+	for head := 0; head < len(queue); head++ {
+		p := queue[head]
 		ps, pe := start[p.idx], end[p.idx]
+		first := len(kidBuf)
 		for _, c := range t.children[p.idx] {
 			if p.Kind == KindProducer && c.Kind == KindConsumer {
 				continue // asynchronous hand-off: never blocks the producer
@@ -97,10 +102,11 @@ func ComputeCriticalPath(t *Trace) CriticalPath {
 				cs, ce = ps, min(ce, pe)
 			}
 			start[c.idx], end[c.idx] = cs, ce
-			kids[p.idx] = append(kids[p.idx], c)
+			kidBuf = append(kidBuf, c)
 			queue = append(queue, c)
 		}
-		ks := kids[p.idx]
+		ks := kidBuf[first:len(kidBuf):len(kidBuf)]
+		kids[p.idx] = ks
 		slices.SortFunc(ks, func(a, b *Span) int {
 			if c := cmp.Compare(end[a.idx], end[b.idx]); c != 0 {
 				return c
@@ -111,7 +117,7 @@ func ComputeCriticalPath(t *Trace) CriticalPath {
 			return strings.Compare(b.SpanID, a.SpanID)
 		})
 		for i, c := range ks {
-			pos[c.idx] = i
+			pos[c.idx] = int32(i)
 		}
 	}
 
@@ -130,7 +136,7 @@ func ComputeCriticalPath(t *Trace) CriticalPath {
 		ks := kids[cur.idx]
 		hi := len(ks)
 		if from != nil {
-			hi = pos[from.idx]
+			hi = int(pos[from.idx])
 		}
 		i := sort.Search(hi, func(i int) bool { return end[ks[i].idx] > limit }) - 1
 		if i >= 0 {

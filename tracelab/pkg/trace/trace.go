@@ -27,8 +27,48 @@ type Trace struct {
 	ops    []string // Operation of each span, by Span.idx
 
 	callsOnce sync.Once
+	types     []uint8 // Classify as an index into callTypes, by Span.idx
 	own       []bool  // OwnCall, by Span.idx
 	under     []int32 // CallsUnder, by Span.idx
+
+	memoMu sync.Mutex
+	memo   map[any]*memoEntry
+}
+
+type memoEntry struct {
+	once sync.Once
+	v    any
+}
+
+// Memo returns compute's result for key, computed once per trace and then
+// kept with it: several detectors read the same per-trace structure (the
+// repeated units under each parent), and recomputing it for each of them
+// cost more than all their other work. key must be comparable; use an
+// unexported type of the calling package so packages never collide. The
+// result is shared between callers and goroutines: treat it as read-only.
+// Safe for concurrent use.
+func (t *Trace) Memo(key any, compute func() any) any {
+	t.memoMu.Lock()
+	e := t.memo[key]
+	if e == nil {
+		if t.memo == nil {
+			t.memo = make(map[any]*memoEntry)
+		}
+		e = &memoEntry{}
+		t.memo[key] = e
+	}
+	t.memoMu.Unlock()
+	e.once.Do(func() { e.v = compute() })
+	return e.v
+}
+
+// ForgetMemos drops what Memo kept, once every reader of the trace's
+// shared structures is done with it, so that analysing trace after trace
+// holds them for one trace at a time instead of for the whole input.
+func (t *Trace) ForgetMemos() {
+	t.memoMu.Lock()
+	t.memo = nil
+	t.memoMu.Unlock()
 }
 
 // Group splits spans by trace id and builds one Trace per id. A span that
