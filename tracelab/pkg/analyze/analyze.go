@@ -61,6 +61,12 @@ const MaxPathSegments = 10
 // Analyze runs the detectors over traces and summarizes the requests.
 // Critical paths and operation fingerprints are computed up front on all
 // cores, since every detector and the request breakdown need them.
+//
+// Detectors that can (detect.PerTrace) read the traces one at a time, all
+// of them on one trace before the next, and what they share about a trace
+// (its repeated units) is dropped once they are done with it: that working
+// memory then follows the largest trace, not the input. The traces
+// themselves stay, since the other detectors compare calls across traces.
 func Analyze(traces []*trace.Trace, detectors []detect.Detector) Report {
 	warmCaches(traces)
 	r := Report{Traces: len(traces), Findings: []detect.Finding{}, Requests: []RequestStats{}, Background: []Background{}}
@@ -73,13 +79,43 @@ func Analyze(traces []*trace.Trace, detectors []detect.Detector) Report {
 			background = append(background, t)
 		}
 	}
-	for _, d := range detectors {
-		r.Findings = append(r.Findings, d.Detect(requests)...)
+	for _, fs := range detectAll(requests, detectors) {
+		r.Findings = append(r.Findings, fs...)
 	}
 	detect.Sort(r.Findings)
 	r.Requests = requestStats(requests)
 	r.Background = backgroundStats(background)
 	return r
+}
+
+// detectAll returns each detector's findings, in the detectors' order.
+func detectAll(traces []*trace.Trace, detectors []detect.Detector) [][]detect.Finding {
+	out := make([][]detect.Finding, len(detectors))
+	var aggs []detect.Aggregator
+	var at []int // index in detectors of each of aggs
+	for i, d := range detectors {
+		if p, ok := d.(detect.PerTrace); ok {
+			aggs = append(aggs, p.Aggregator())
+			at = append(at, i)
+		}
+	}
+	if len(aggs) > 0 {
+		for _, t := range traces {
+			for _, a := range aggs {
+				a.Add(t)
+			}
+			t.ForgetMemos()
+		}
+		for j, a := range aggs {
+			out[at[j]] = a.Findings()
+		}
+	}
+	for i, d := range detectors {
+		if _, ok := d.(detect.PerTrace); !ok {
+			out[i] = d.Detect(traces)
+		}
+	}
+	return out
 }
 
 func backgroundStats(traces []*trace.Trace) []Background {

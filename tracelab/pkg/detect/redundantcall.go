@@ -46,50 +46,65 @@ type redundantKey struct {
 }
 
 type redundantAgg struct {
-	traces       int
-	calls        int
-	callTime     int64
-	shareCP      float64
-	example      *trace.Trace
-	exampleUnits []*trace.Span
-	exampleShare float64
-	callType     trace.CallType
+	traces         int
+	calls          int
+	callTime       int64
+	shareCP        float64
+	exampleID      string // the example trace's id
+	exampleRequest string // and the fingerprint of its root
+	exampleUnits   []*trace.Span
+	exampleShare   float64
+	callType       trace.CallType
 }
 
 // Detect implements Detector.
-func (d RedundantCall) Detect(traces []*trace.Trace) []Finding {
-	aggs := map[redundantKey]*redundantAgg{}
-	for _, t := range traces {
-		for k, units := range redundantReads(t) {
-			a := aggs[k]
-			if a == nil {
-				a = &redundantAgg{}
-				aggs[k] = a
-			}
-			share := 0.0
-			if dur := t.Duration(); dur > 0 {
-				share = float64(t.CriticalTimeUnder(units)) / float64(dur)
-			}
-			a.traces++
-			a.calls += len(units)
-			for _, u := range units {
-				a.callTime += u.Duration()
-			}
-			a.shareCP += share
-			if a.example == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.example.ID {
-				a.example, a.exampleUnits, a.exampleShare = t, units, share
-			}
+func (d RedundantCall) Detect(traces []*trace.Trace) []Finding { return detectEach(d, traces) }
+
+// Aggregator implements PerTrace.
+func (d RedundantCall) Aggregator() Aggregator {
+	return &redundantAggregator{id: d.ID(), aggs: map[redundantKey]*redundantAgg{}}
+}
+
+type redundantAggregator struct {
+	id   string
+	aggs map[redundantKey]*redundantAgg
+}
+
+// Add implements Aggregator.
+func (g *redundantAggregator) Add(t *trace.Trace) {
+	for k, units := range redundantReads(t) {
+		a := g.aggs[k]
+		if a == nil {
+			a = &redundantAgg{}
+			g.aggs[k] = a
+		}
+		share := 0.0
+		if dur := t.Duration(); dur > 0 {
+			share = float64(t.CriticalTimeUnder(units)) / float64(dur)
+		}
+		a.traces++
+		a.calls += len(units)
+		for _, u := range units {
+			a.callTime += u.Duration()
+		}
+		a.shareCP += share
+		if a.exampleUnits == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.exampleID {
+			a.exampleID, a.exampleRequest, a.exampleUnits, a.exampleShare = t.ID, t.Fingerprint(t.Root), units, share
 		}
 	}
-	findings := make([]Finding, 0, len(aggs))
-	for k, a := range aggs {
+}
+
+// Findings implements Aggregator.
+func (g *redundantAggregator) Findings() []Finding {
+	findings := make([]Finding, 0, len(g.aggs))
+	for k, a := range g.aggs {
 		n := float64(a.traces)
 		ids := make([]string, len(a.exampleUnits))
 		for i, u := range a.exampleUnits {
 			ids[i] = u.SpanID
 		}
 		f := Finding{
-			Detector:            d.ID(),
+			Detector:            g.id,
 			Service:             k.service,
 			Request:             k.request,
 			Operation:           k.call,
@@ -97,8 +112,8 @@ func (d RedundantCall) Detect(traces []*trace.Trace) []Finding {
 			ShareOfCriticalPath: round(a.shareCP/n, 4),
 			TracesAffected:      a.traces,
 			Evidence: map[string]any{
-				"example_trace_id":   a.example.ID,
-				"request":            a.example.Fingerprint(a.example.Root),
+				"example_trace_id":   a.exampleID,
+				"request":            a.exampleRequest,
 				"mean_call_ms":       meanMs(a.callTime, a.calls),
 				"highlight_span_ids": ids,
 			},
