@@ -71,10 +71,15 @@ func (t *Trace) CallsUnder(s *Span) int {
 }
 
 // OwnCallsUnder returns the own calls that CallsUnder counts, in start
-// order.
+// order. The slice may be shared with the trace: do not modify it.
 func (t *Trace) OwnCallsUnder(s *Span) []*Span {
 	if t.CallsUnder(s) == 0 {
 		return nil
+	}
+	if t.own[s.idx] {
+		// Most repeated units are the call itself: a window of Spans
+		// saves allocating a slice of one per unit.
+		return t.Spans[s.idx : s.idx+1 : s.idx+1]
 	}
 	var out []*Span
 	var walk func(x *Span)

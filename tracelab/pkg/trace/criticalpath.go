@@ -121,39 +121,49 @@ func ComputeCriticalPath(t *Trace) CriticalPath {
 		}
 	}
 
-	var path CriticalPath
-	add := func(s *Span, from, to int64) {
-		if from != to {
-			path = append(path, Section{Span: s, SpanID: s.SpanID, Start: from, End: to})
+	// The walk runs twice, first to count the sections and then to fill a
+	// path of exactly that size from the end: the path is kept with the
+	// trace, and growing it by appending allocated about twice its size.
+	walk := func(add func(s *Span, from, to int64)) {
+		// limit is the current point: everything after it is already
+		// explained. from is the child the walk just returned from (nil
+		// on first entry into cur); only children sorted before it can
+		// come next, which also guarantees the walk ends.
+		cur, limit, from := root, end[root.idx], (*Span)(nil)
+		for {
+			ks := kids[cur.idx]
+			hi := len(ks)
+			if from != nil {
+				hi = int(pos[from.idx])
+			}
+			i := sort.Search(hi, func(i int) bool { return end[ks[i].idx] > limit }) - 1
+			if i >= 0 {
+				lfc := ks[i]
+				if end[lfc.idx] != limit {
+					add(cur, end[lfc.idx], limit)
+				}
+				cur, limit, from = lfc, end[lfc.idx], nil
+				continue
+			}
+			if start[cur.idx] != limit {
+				add(cur, start[cur.idx], limit)
+			}
+			if cur == root {
+				break
+			}
+			cur, limit, from = t.parent[cur.idx], start[cur.idx], cur
 		}
 	}
-	// limit is the current point: everything after it is already explained.
-	// from is the child the walk just returned from (nil on first entry
-	// into cur); only children sorted before it can come next, which also
-	// guarantees the walk ends.
-	cur, limit, from := root, end[root.idx], (*Span)(nil)
-	for {
-		ks := kids[cur.idx]
-		hi := len(ks)
-		if from != nil {
-			hi = int(pos[from.idx])
-		}
-		i := sort.Search(hi, func(i int) bool { return end[ks[i].idx] > limit }) - 1
-		if i >= 0 {
-			lfc := ks[i]
-			add(cur, end[lfc.idx], limit)
-			cur, limit, from = lfc, end[lfc.idx], nil
-			continue
-		}
-		add(cur, start[cur.idx], limit)
-		if cur == root {
-			break
-		}
-		cur, limit, from = t.parent[cur.idx], start[cur.idx], cur
+	sections := 0
+	walk(func(*Span, int64, int64) { sections++ })
+	if sections == 0 {
+		return nil
 	}
-	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-		path[i], path[j] = path[j], path[i]
-	}
+	path := make(CriticalPath, sections)
+	walk(func(s *Span, from, to int64) {
+		sections--
+		path[sections] = Section{Span: s, SpanID: s.SpanID, Start: from, End: to}
+	})
 	return path
 }
 
