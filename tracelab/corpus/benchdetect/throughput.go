@@ -274,7 +274,10 @@ func timed(cmd *exec.Cmd) (sample, error) {
 	if err := launcher.Wait(); err != nil {
 		return sample{}, fmt.Errorf("%v: %s", err, firstLine(stderr.String()))
 	}
-	var s struct{ Wall, CPU float64; RSSKiB int64 }
+	var s struct {
+		Wall, CPU float64
+		RSSKiB    int64
+	}
 	if err := json.Unmarshal(result, &s); err != nil {
 		return sample{}, fmt.Errorf("no measurement from the launcher: %v", err)
 	}
