@@ -66,7 +66,21 @@ const MaxPathSegments = 10
 // of them on one trace before the next, and what they share about a trace
 // (its repeated units) is dropped once they are done with it: that working
 // memory then follows the largest trace, not the input. The traces
-// themselves stay, since the other detectors compare calls across traces.
+// themselves stay, for three reasons:
+//   - event-loop-blocking judges each event-loop thread by all its calls,
+//     whichever trace they belong to (their times, callees and
+//     connections);
+//   - kafka-producer-contention judges each producer by all its sends
+//     across traces (their times and what was in flight);
+//   - dispatch-overhead relates each request's gap to the load at the
+//     time, across traces;
+//
+// and the request breakdown reads each trace's critical path. Each of
+// these needs a few numbers per call or per trace, not the spans, so
+// they could become PerTrace too; and the traces could only be handed
+// over one at a time once the parser yields them so (an OTLP file lists
+// spans by service, so a trace is complete only at the end of the file
+// unless the file is ordered by trace).
 func Analyze(traces []*trace.Trace, detectors []detect.Detector) Report {
 	warmCaches(traces)
 	r := Report{Traces: len(traces), Findings: []detect.Finding{}, Requests: []RequestStats{}, Background: []Background{}}

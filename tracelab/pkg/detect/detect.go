@@ -15,6 +15,12 @@
 // by; a call's spans there are its wrappers (t.Wrapper: the repository and
 // ORM spans around it), whose time is part of what the call costs. Detectors must only read the traces: Analyze may share them between
 // goroutines. Cite in a comment where each threshold comes from.
+//
+// A detector whose per-trace work needs only the trace should also be a
+// PerTrace, keeping per finding only what it reports, so that the
+// analyzer can drop each trace's working data after reading it. Per-trace
+// structures several detectors read belong in t.Memo (repeatedUnits,
+// redundantReads), computed once per trace.
 package detect
 
 import (
