@@ -88,7 +88,7 @@ func (t *Trace) OwnCallsUnder(s *Span) []*Span {
 			out = append(out, x)
 			return
 		}
-		for _, c := range t.children[x.idx] {
+		for _, c := range t.Children(x) {
 			if c.Service == s.Service && t.under[c.idx] > 0 {
 				walk(c)
 			}
@@ -141,7 +141,7 @@ func (t *Trace) countCalls() {
 		stack = append(stack[:0], frame{s: r})
 		for len(stack) > 0 {
 			f := &stack[len(stack)-1]
-			kids := t.children[f.s.idx]
+			kids := t.Children(f.s)
 			if f.next < len(kids) {
 				c := kids[f.next]
 				f.next++

@@ -85,7 +85,7 @@ func ComputeCriticalPath(t *Trace) CriticalPath {
 		p := queue[head]
 		ps, pe := start[p.idx], end[p.idx]
 		first := len(kidBuf)
-		for _, c := range t.children[p.idx] {
+		for _, c := range t.Children(p) {
 			if p.Kind == KindProducer && c.Kind == KindConsumer {
 				continue // asynchronous hand-off: never blocks the producer
 			}
