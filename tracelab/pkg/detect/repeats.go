@@ -45,9 +45,8 @@ func (v valueKnowledge) String() string {
 // PetTypeRepository.findPetTypes spans each wrapping one SELECT form one
 // group, as do 1,600 bare HTTP client spans.
 //
-// It is computed once per trace (trace.Memo) and shared by n-plus-one,
-// redundant-call's neighbour chatty-db (through repeatedCalls) and anyone
-// else who asks: the result is read-only.
+// It is computed once per trace (trace.Memo) and shared by n-plus-one
+// and chatty-db (through repeatedCalls): the result is read-only.
 func repeatedUnits(t *trace.Trace) []repeatGroup {
 	return t.Memo(repeatedUnitsKey{}, func() any { return findRepeatedUnits(t) }).([]repeatGroup)
 }
