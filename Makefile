@@ -24,7 +24,7 @@ JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -nam
 MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f services/pom.xml
 
 .PHONY: help tools tools-test build generate up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
-.PHONY: tools-bench bench-detect bench-first-run profile-antpath
+.PHONY: tools-bench bench-detect bench-throughput bench-first-run profile-antpath
 .PHONY: tools-k8s test-k8s test-kind images kind-load kind-preload kind-mirror kind-up kind-down k8s-wait eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
@@ -131,8 +131,8 @@ test-e2e: tools tools-test build
 	@echo "==> end-to-end: the smoke profile of every scenario on the local runtime"
 	cd tracelab && TRACELAB_BIN=$(TRACELAB) go test -tags e2e -count=1 -timeout 40m -v ./e2e
 
-bench: tools build bench-first-run ## benchmarks: analyzer spans/s, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), a newcomer's first run
-	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x
+bench: tools build bench-throughput bench-first-run ## benchmarks: tracelab vs perf-sentinel (wall, CPU, memory), analyzer spans/s, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), a newcomer's first run
+	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x -benchmem
 	$(TRACELAB) bench-load
 	$(TRACELAB) bench-stack
 	$(MVN) -pl gateway -am -Pjmh verify -DskipTests
@@ -152,6 +152,10 @@ tools-bench: ## build the peer analyzer of bench-detect: perf-sentinel (cargo, o
 
 bench-detect: $(TRACELAB) tools-bench ## tracelab's detectors vs perf-sentinel on tracelab/testdata/corpus: precision, recall, spans/s
 	@set -a; source $(BENCH_TOOLS); set +a; cd tracelab && TRACELAB_BIN=$(TRACELAB) go run ./corpus/benchdetect
+
+# RUNS=n sets the number of alternating pairs (5 by default).
+bench-throughput: $(TRACELAB) tools-bench ## tracelab vs perf-sentinel on the same ~90 MiB of traces: whole-process wall, CPU and peak memory, alternating runs, median and range
+	@set -a; source $(BENCH_TOOLS); set +a; cd tracelab && TRACELAB_BIN=$(TRACELAB) go run ./corpus/benchdetect -throughput-only -runs $(or $(RUNS),5)
 
 train: $(RUN_NEEDS) ## a trace-reading round: random scenario and variant, report without the answer, your diagnosis graded (SEED=n replays)
 	$(TRACELAB) train $(if $(SEED),--seed $(SEED))

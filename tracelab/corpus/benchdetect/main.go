@@ -6,7 +6,10 @@
 //     held-out cases (labels.yaml `tuning: held-out`) alone;
 //   - per case, what each tool missed and what it reported falsely;
 //   - the throughput of both tools, as whole processes, on the same
-//     traces under perf-sentinel's 100 MiB input limit.
+//     traces under perf-sentinel's 100 MiB input limit: wall time, CPU
+//     time and peak memory, median and range over alternating runs, and
+//     tracelab's share of perf-sentinel's pair by pair. -throughput-only
+//     (make bench) measures only this.
 //
 // tracelab's detectors run in process; perf-sentinel runs as the binary
 // PERF_SENTINEL_BIN (make tools-bench), fed the traces as Jaeger JSON.
@@ -44,6 +47,8 @@ func run() int {
 	psBin := flag.String("perf-sentinel", os.Getenv("PERF_SENTINEL_BIN"), "perf-sentinel binary (default $PERF_SENTINEL_BIN)")
 	tlBin := flag.String("tracelab", os.Getenv("TRACELAB_BIN"), "tracelab binary for the throughput runs (default $TRACELAB_BIN)")
 	runs := flag.Int("runs", 5, "timed runs of each tool for the throughput")
+	throughputOnly := flag.Bool("throughput-only", false, "skip the corpus scores: only time both tools on the same traces (make bench)")
+	throughputMiB := flag.Int64("throughput-mib", 90, "size of the Jaeger JSON file the throughput runs read, in MiB (at most perf-sentinel's 100)")
 	flag.Parse()
 
 	if st, err := os.Stat(*psBin); *psBin == "" || err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
@@ -51,6 +56,24 @@ func run() int {
 	}
 	if st, err := os.Stat(*tlBin); *tlBin == "" || err != nil || st.IsDir() {
 		return fail(3, "no tracelab binary (TRACELAB_BIN=%q); run make bench-detect, which builds it", *tlBin)
+	}
+	if *throughputMiB <= 0 || *throughputMiB<<20 > maxInput {
+		return fail(2, "-throughput-mib %d: give a size from 1 to %d", *throughputMiB, maxInput>>20)
+	}
+	if *runs < 1 {
+		return fail(2, "-runs %d: give at least 1", *runs)
+	}
+	if *throughputOnly {
+		ps, err := newPerfSentinel(*psBin)
+		if err != nil {
+			return fail(3, "%v", err)
+		}
+		defer os.RemoveAll(ps.dir)
+		fmt.Fprintf(os.Stderr, "==> throughput: generating one trace file of about %d MiB\n", *throughputMiB)
+		if err := throughput(os.Stdout, *tlBin, ps, *runs, *throughputMiB<<20); err != nil {
+			return fail(1, "throughput: %v", err)
+		}
+		return 0
 	}
 	cases, err := corpus.Load(*dir)
 	if err != nil {
@@ -87,7 +110,7 @@ func run() int {
 	printDetails(os.Stdout, results)
 
 	fmt.Fprintln(os.Stderr, "==> throughput: generating one trace file under perf-sentinel's 100 MiB limit")
-	if err := throughput(os.Stdout, *tlBin, ps, *runs); err != nil {
+	if err := throughput(os.Stdout, *tlBin, ps, *runs, *throughputMiB<<20); err != nil {
 		return fail(1, "throughput: %v", err)
 	}
 	return 0

@@ -19,16 +19,12 @@ import (
 	"tracelab/pkg/trace"
 )
 
-// targetJaegerBytes is the size the throughput file aims at: under
-// perf-sentinel's 100 MiB limit with room for the estimate's error.
-const targetJaegerBytes = 90 << 20
-
 // throughput times both tools, as whole processes, on the same traces:
 // tracelab reads them as OTLP JSON, perf-sentinel as Jaeger JSON (it reads
-// no OTLP JSON). The runs alternate so that a change in the machine's load
-// hits both alike.
-func throughput(out io.Writer, tlBin string, ps *perfSentinel, runs int) error {
-	traces, jaegerPath, otlpPath, err := writeThroughputFiles(ps.dir)
+// no OTLP JSON). The Jaeger file aims at targetBytes: 90 MiB keeps it under
+// perf-sentinel's 100 MiB limit with room for the size estimate's error.
+func throughput(out io.Writer, tlBin string, ps *perfSentinel, runs int, targetBytes int64) error {
+	traces, jaegerPath, otlpPath, err := writeThroughputFiles(ps.dir, targetBytes)
 	if err != nil {
 		return err
 	}
@@ -62,45 +58,112 @@ func throughput(out io.Writer, tlBin string, ps *perfSentinel, runs int) error {
 	}
 
 	loadBefore := loadAverage()
-	var tlTimes, psTimes []float64
-	var tlRSS, psRSS int64
-	for i := 0; i < runs; i++ {
-		fmt.Fprintf(os.Stderr, "    run %d of %d\n", i+1, runs)
-		d, rss, err := timed(tl())
-		if err != nil {
-			return fmt.Errorf("tracelab analyze: %v", err)
-		}
-		tlTimes, tlRSS = append(tlTimes, d), max(tlRSS, rss)
-		d, rss, err = timed(pc())
-		if err != nil {
-			return fmt.Errorf("perf-sentinel analyze: %v", err)
-		}
-		psTimes, psRSS = append(psTimes, d), max(psRSS, rss)
+	tlRuns, psRuns, err := runPairs(tl, pc, runs, os.Stderr)
+	if err != nil {
+		return err
 	}
-	ratios := make([]float64, runs) // tracelab's spans/s over perf-sentinel's, run by run
-	for i := range ratios {
-		ratios[i] = psTimes[i] / tlTimes[i]
-	}
-
 	fmt.Fprintf(out, "\nThroughput: %d spans in %d traces (tracegen.Generate, seed 1), the same traces in both files\n", spans, tlReport.Traces)
 	fmt.Fprintf(out, "  Jaeger JSON %.1f MiB for perf-sentinel (its limit: 100 MiB), OTLP JSON %.1f MiB for tracelab\n", jSize, oSize)
 	fmt.Fprintf(out, "  perf-sentinel kept %d of the spans as I/O events (database and outgoing HTTP calls) in %d traces\n",
 		psReport.Analysis.Events, psReport.Analysis.Traces)
-	fmt.Fprintf(out, "  %d alternating runs of each whole process, wall time (load average before: %s):\n", runs, loadBefore)
-	w := func(name, cmd string, times []float64, rss int64) {
-		fmt.Fprintf(out, "  %-13s %-58s median %6.2f s (%.2f–%.2f)  %8.0f spans/s  peak RSS %4d MiB\n",
-			name, cmd, median(times), slices.Min(times), slices.Max(times), float64(spans)/median(times), rss>>10)
+	fmt.Fprintf(out, "  tracelab analyze --file F.otlp.json --format json; perf-sentinel analyze --input F.jaeger.json --format json\n")
+	fmt.Fprintf(out, "  load average before: %s (read the spread by it)\n", loadBefore)
+	printPairs(out, spans, tlRuns, psRuns)
+	// The launcher's own memory is the floor of every peak measured.
+	if floor, err := timed(exec.Command("true")); err == nil {
+		fmt.Fprintf(out, "  peak RSS measured the same way for a process that does nothing (true): %d MiB\n", floor.rssKiB>>10)
 	}
-	w(tracelabName, "tracelab analyze --file F.otlp.json --format json", tlTimes, tlRSS)
-	w(psName, "perf-sentinel analyze --input F.jaeger.json --format json", psTimes, psRSS)
-	fmt.Fprintf(out, "  tracelab / perf-sentinel spans/s: %.2f× (median times), %.2f–%.2f× over the %d pairs of runs\n",
-		median(psTimes)/median(tlTimes), slices.Min(ratios), slices.Max(ratios), runs)
 	return nil
 }
 
+// sample is one run of a whole process.
+type sample struct {
+	wall, cpu float64 // seconds; cpu is user + system time
+	rssKiB    int64   // peak resident memory
+}
+
+// runPairs runs the two tools runs times each, alternating, so that a
+// change in the machine's load hits both alike; which of the two goes
+// first alternates too, so neither always finds the page cache and CPU
+// frequency the other left.
+func runPairs(tl, ps func() *exec.Cmd, runs int, progress io.Writer) (tlRuns, psRuns []sample, err error) {
+	for i := 0; i < runs; i++ {
+		fmt.Fprintf(progress, "    run %d of %d\n", i+1, runs)
+		first, second := tl, ps
+		if i%2 == 1 {
+			first, second = ps, tl
+		}
+		a, err := timed(first())
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %v", toolOf(i%2 == 1), err)
+		}
+		b, err := timed(second())
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %v", toolOf(i%2 == 0), err)
+		}
+		if i%2 == 1 {
+			a, b = b, a
+		}
+		tlRuns, psRuns = append(tlRuns, a), append(psRuns, b)
+	}
+	return tlRuns, psRuns, nil
+}
+
+func toolOf(ps bool) string {
+	if ps {
+		return psName + " analyze"
+	}
+	return tracelabName + " analyze"
+}
+
+// printPairs reports each tool's wall time, CPU time and peak memory as
+// the median and the range over the runs, then tracelab's share of
+// perf-sentinel's (below 1: tracelab needs less), pair by pair.
+func printPairs(out io.Writer, spans int, tlRuns, psRuns []sample) {
+	n := len(tlRuns)
+	wall := func(s sample) float64 { return s.wall }
+	cpu := func(s sample) float64 { return s.cpu }
+	rss := func(s sample) float64 { return float64(s.rssKiB) / 1024 }
+	fmt.Fprintf(out, "  %d alternating runs of each whole process, median (min–max):\n", n)
+	fmt.Fprintf(out, "  %-13s %-26s %-26s %-26s %s\n", "", "wall s", "CPU s", "peak RSS MiB", "spans/s (median wall)")
+	row := func(name string, runs []sample) {
+		fmt.Fprintf(out, "  %-13s %-26s %-26s %-26s %.0f\n", name,
+			spread(runs, wall, "%.2f"), spread(runs, cpu, "%.2f"), spread(runs, rss, "%.0f"), float64(spans)/median(values(runs, wall)))
+	}
+	row(tracelabName, tlRuns)
+	row(psName, psRuns)
+	// tracelab's figure over perf-sentinel's, pair by pair
+	ratio := func(f func(sample) float64) string {
+		r := make([]float64, n)
+		for i := range r {
+			r[i] = f(tlRuns[i]) / f(psRuns[i])
+		}
+		return spreadOf(r, "%.2f")
+	}
+	fmt.Fprintf(out, "  tracelab / perf-sentinel, pair by pair: wall %s, CPU %s, peak RSS %s (the issue's target: at most 0.50 each)\n",
+		ratio(wall), ratio(cpu), ratio(rss))
+}
+
+func values(runs []sample, f func(sample) float64) []float64 {
+	out := make([]float64, len(runs))
+	for i, r := range runs {
+		out[i] = f(r)
+	}
+	return out
+}
+
+// spread formats the median and range of f over runs.
+func spread(runs []sample, f func(sample) float64, format string) string {
+	return spreadOf(values(runs, f), format)
+}
+
+func spreadOf(xs []float64, format string) string {
+	return fmt.Sprintf(format+" ("+format+"–"+format+")", median(xs), slices.Min(xs), slices.Max(xs))
+}
+
 // writeThroughputFiles generates traces whose Jaeger JSON is about
-// targetJaegerBytes, and writes them as Jaeger JSON and as OTLP JSON.
-func writeThroughputFiles(dir string) ([]*trace.Trace, string, string, error) {
+// targetBytes, and writes them as Jaeger JSON and as OTLP JSON.
+func writeThroughputFiles(dir string, targetBytes int64) ([]*trace.Trace, string, string, error) {
 	// Measure the bytes per span of a sample, then generate to size.
 	sample := trace.Group(tracegen.Generate(20_000, 1))
 	var cw countingWriter
@@ -108,7 +171,7 @@ func writeThroughputFiles(dir string) ([]*trace.Trace, string, string, error) {
 		return nil, "", "", err
 	}
 	perSpan := float64(cw) / float64(spanCount(sample))
-	traces := trace.Group(tracegen.Generate(int(targetJaegerBytes/perSpan), 1))
+	traces := trace.Group(tracegen.Generate(int(float64(targetBytes)/perSpan), 1))
 
 	jaegerPath := filepath.Join(dir, "throughput.jaeger.json")
 	otlpPath := filepath.Join(dir, "throughput.otlp.json")
@@ -171,26 +234,93 @@ func runJSON(cmd *exec.Cmd, v any) error {
 	return json.Unmarshal(stdout.Bytes(), v)
 }
 
-// timed runs cmd with its output discarded and returns its wall time in
-// seconds and its peak resident memory in KiB.
-func timed(cmd *exec.Cmd) (float64, int64, error) {
+// timed runs cmd with its output discarded and measures it as a whole
+// process: wall time, user plus system CPU time, and peak resident memory
+// (so a tool's worker threads count, and its runtime's memory too).
+//
+// It does not run cmd itself but through a fresh copy of this program
+// (measureEnv): Go starts a child with vfork, and Linux then counts the
+// parent's own peak memory as the child's peak (exec carries the old
+// address space's high-water mark into ru_maxrss). This program has just
+// generated the traces, so every tool would have measured at least that;
+// the fresh copy's peak, a few MiB, is the floor instead.
+func timed(cmd *exec.Cmd) (sample, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return sample{}, err
+	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
-		return 0, 0, err
+		return sample{}, err
 	}
 	defer devnull.Close()
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = devnull, &stderr
-	t0 := time.Now()
-	if err := cmd.Run(); err != nil {
-		return 0, 0, fmt.Errorf("%v: %s", err, firstLine(stderr.String()))
+	resultR, resultW, err := os.Pipe()
+	if err != nil {
+		return sample{}, err
 	}
-	d := time.Since(t0).Seconds()
+	defer resultR.Close()
+	launcher := exec.Command(self, append([]string{cmd.Path}, cmd.Args[1:]...)...)
+	launcher.Dir = cmd.Dir
+	launcher.Env = append(cmd.Environ(), measureEnv+"=1")
+	var stderr bytes.Buffer
+	launcher.Stdout, launcher.Stderr = devnull, &stderr
+	launcher.ExtraFiles = []*os.File{resultW}
+	if err := launcher.Start(); err != nil {
+		resultW.Close()
+		return sample{}, err
+	}
+	resultW.Close()
+	result, _ := io.ReadAll(resultR)
+	if err := launcher.Wait(); err != nil {
+		return sample{}, fmt.Errorf("%v: %s", err, firstLine(stderr.String()))
+	}
+	var s struct {
+		Wall, CPU float64
+		RSSKiB    int64
+	}
+	if err := json.Unmarshal(result, &s); err != nil {
+		return sample{}, fmt.Errorf("no measurement from the launcher: %v", err)
+	}
+	return sample{wall: s.Wall, cpu: s.CPU, rssKiB: s.RSSKiB}, nil
+}
+
+// measureEnv set in the environment makes this program the launcher of
+// timed: it runs its arguments as a command, passing its output through,
+// writes the command's wall time, CPU time and peak memory as JSON to file
+// descriptor 3, and exits with the command's status.
+const measureEnv = "BENCHDETECT_MEASURE"
+
+func init() {
+	if os.Getenv(measureEnv) == "" {
+		return
+	}
+	os.Unsetenv(measureEnv)
+	os.Exit(measure(os.Args[1:]))
+}
+
+func measure(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "bench-detect: the launcher needs a command")
+		return 2
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	t0 := time.Now()
+	err := cmd.Run()
+	wall := time.Since(t0).Seconds()
+	if cmd.ProcessState == nil {
+		fmt.Fprintf(os.Stderr, "bench-detect: %v\n", err)
+		return 2
+	}
 	var rss int64
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		rss = ru.Maxrss // KiB on Linux
 	}
-	return d, rss, nil
+	out := os.NewFile(3, "result")
+	fmt.Fprintf(out, `{"wall":%g,"cpu":%g,"rsskib":%d}`, wall,
+		(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(), rss)
+	out.Close()
+	return cmd.ProcessState.ExitCode()
 }
 
 // loadAverage is the machine's 1-minute load average, to read the times by.

@@ -61,6 +61,26 @@ const MaxPathSegments = 10
 // Analyze runs the detectors over traces and summarizes the requests.
 // Critical paths and operation fingerprints are computed up front on all
 // cores, since every detector and the request breakdown need them.
+//
+// Detectors that can (detect.PerTrace) read the traces one at a time, all
+// of them on one trace before the next, and what they share about a trace
+// (its repeated units) is dropped once they are done with it: that working
+// memory then follows the largest trace, not the input. The traces
+// themselves stay, for three reasons:
+//   - event-loop-blocking judges each event-loop thread by all its calls,
+//     whichever trace they belong to (their times, callees and
+//     connections);
+//   - kafka-producer-contention judges each producer by all its sends
+//     across traces (their times and what was in flight);
+//   - dispatch-overhead relates each request's gap to the load at the
+//     time, across traces;
+//
+// and the request breakdown reads each trace's critical path. Each of
+// these needs a few numbers per call or per trace, not the spans, so
+// they could become PerTrace too; and the traces could only be handed
+// over one at a time once the parser yields them so (an OTLP file lists
+// spans by service, so a trace is complete only at the end of the file
+// unless the file is ordered by trace).
 func Analyze(traces []*trace.Trace, detectors []detect.Detector) Report {
 	warmCaches(traces)
 	r := Report{Traces: len(traces), Findings: []detect.Finding{}, Requests: []RequestStats{}, Background: []Background{}}
@@ -73,13 +93,43 @@ func Analyze(traces []*trace.Trace, detectors []detect.Detector) Report {
 			background = append(background, t)
 		}
 	}
-	for _, d := range detectors {
-		r.Findings = append(r.Findings, d.Detect(requests)...)
+	for _, fs := range detectAll(requests, detectors) {
+		r.Findings = append(r.Findings, fs...)
 	}
 	detect.Sort(r.Findings)
 	r.Requests = requestStats(requests)
 	r.Background = backgroundStats(background)
 	return r
+}
+
+// detectAll returns each detector's findings, in the detectors' order.
+func detectAll(traces []*trace.Trace, detectors []detect.Detector) [][]detect.Finding {
+	out := make([][]detect.Finding, len(detectors))
+	var aggs []detect.Aggregator
+	var at []int // index in detectors of each of aggs
+	for i, d := range detectors {
+		if p, ok := d.(detect.PerTrace); ok {
+			aggs = append(aggs, p.Aggregator())
+			at = append(at, i)
+		}
+	}
+	if len(aggs) > 0 {
+		for _, t := range traces {
+			for _, a := range aggs {
+				a.Add(t)
+			}
+			t.ForgetMemos()
+		}
+		for j, a := range aggs {
+			out[at[j]] = a.Findings()
+		}
+	}
+	for i, d := range detectors {
+		if _, ok := d.(detect.PerTrace); !ok {
+			out[i] = d.Detect(traces)
+		}
+	}
+	return out
 }
 
 func backgroundStats(traces []*trace.Trace) []Background {

@@ -72,75 +72,92 @@ type chattyKey struct {
 
 type chattyAgg struct {
 	requests                     int
-	traces                       map[*trace.Trace]bool
+	traces                       int
 	calls, setAside, statements  int
 	callTime                     int64
 	maxConc                      int
 	shareParent, shareCP, factor float64
-	example                      *trace.Trace
+	exampleID                    string // the example trace's id
+	exampleRoot                  string // and the fingerprint of its root
 	exampleRequest               *trace.Span
 	exampleCalls                 []*trace.Span
+	exampleStatements            []string // the example calls' operations
 	exampleShare                 float64
 }
 
 // Detect implements Detector.
-func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
-	aggs := map[chattyKey]*chattyAgg{}
-	for _, t := range traces {
-		// One trace's critical-path share sums over its chatty requests.
-		shares := map[*chattyAgg]float64{}
-		for _, r := range chattyRequests(t) {
-			k := chattyKey{service: r.calls[0].Service, request: requestOf(t), db: dbLabel(r.calls[0])}
-			if r.span != nil {
-				k.handler = t.Operation(r.span)
-			}
-			a := aggs[k]
-			if a == nil {
-				a = &chattyAgg{traces: map[*trace.Trace]bool{}}
-				aggs[k] = a
-			}
-			iv := trace.Intervals(r.calls)
-			union := trace.UnionLength(iv)
-			a.requests++
-			a.traces[t] = true
-			a.calls += len(r.calls)
-			a.setAside += r.setAside
-			a.maxConc = max(a.maxConc, trace.MaxConcurrency(iv))
-			a.factor += trace.ParallelismFactor(iv)
-			distinct := map[string]bool{}
-			for _, c := range r.calls {
-				a.callTime += c.Duration()
-				distinct[t.Operation(c)] = true
-			}
-			a.statements += len(distinct)
-			if r.span != nil && r.span.Duration() > 0 {
-				a.shareParent += math.Min(1, float64(union)/float64(r.span.Duration()))
-			}
-			// The spans that wrap each round trip alone (repository and
-			// ORM spans) are part of its cost.
-			share := 0.0
-			if dur := t.Duration(); dur > 0 {
-				share = float64(t.CriticalTimeUnder(wrappers(t, r.calls))) / float64(dur)
-			}
-			shares[a] += share
-			if a.example == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.example.ID {
-				a.example, a.exampleRequest, a.exampleCalls, a.exampleShare = t, r.span, r.calls, share
-			}
+func (d ChattyDB) Detect(traces []*trace.Trace) []Finding { return detectEach(d, traces) }
+
+// Aggregator implements PerTrace.
+func (d ChattyDB) Aggregator() Aggregator {
+	return &chattyAggregator{id: d.ID(), aggs: map[chattyKey]*chattyAgg{}}
+}
+
+type chattyAggregator struct {
+	id   string
+	aggs map[chattyKey]*chattyAgg
+}
+
+// Add implements Aggregator.
+func (g *chattyAggregator) Add(t *trace.Trace) {
+	aggs := g.aggs
+	// One trace's critical-path share sums over its chatty requests.
+	shares := map[*chattyAgg]float64{}
+	for _, r := range chattyRequests(t) {
+		k := chattyKey{service: r.calls[0].Service, request: requestOf(t), db: dbLabel(r.calls[0])}
+		if r.span != nil {
+			k.handler = t.Operation(r.span)
 		}
-		for a, s := range shares {
-			a.shareCP += s
+		a := aggs[k]
+		if a == nil {
+			a = &chattyAgg{}
+			aggs[k] = a
+		}
+		iv := trace.Intervals(r.calls)
+		union := trace.UnionLength(iv)
+		a.requests++
+		a.calls += len(r.calls)
+		a.setAside += r.setAside
+		a.maxConc = max(a.maxConc, trace.MaxConcurrency(iv))
+		a.factor += trace.ParallelismFactor(iv)
+		distinct := map[string]bool{}
+		for _, c := range r.calls {
+			a.callTime += c.Duration()
+			distinct[t.Operation(c)] = true
+		}
+		a.statements += len(distinct)
+		if r.span != nil && r.span.Duration() > 0 {
+			a.shareParent += math.Min(1, float64(union)/float64(r.span.Duration()))
+		}
+		// The spans that wrap each round trip alone (repository and
+		// ORM spans) are part of its cost.
+		share := 0.0
+		if dur := t.Duration(); dur > 0 {
+			share = float64(t.CriticalTimeUnder(wrappers(t, r.calls))) / float64(dur)
+		}
+		shares[a] += share
+		if a.exampleCalls == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.exampleID {
+			a.exampleID, a.exampleRoot, a.exampleRequest, a.exampleCalls, a.exampleShare = t.ID, t.Fingerprint(t.Root), r.span, r.calls, share
+			a.exampleStatements = make([]string, len(r.calls))
+			for i, c := range r.calls {
+				a.exampleStatements[i] = clipText(t.Operation(c), 60)
+			}
 		}
 	}
+	for a, s := range shares {
+		a.traces++
+		a.shareCP += s
+	}
+}
 
-	findings := make([]Finding, 0, len(aggs))
-	for k, a := range aggs {
+// Findings implements Aggregator.
+func (g *chattyAggregator) Findings() []Finding {
+	findings := make([]Finding, 0, len(g.aggs))
+	for k, a := range g.aggs {
 		n := float64(a.requests)
-		statements := make([]string, len(a.exampleCalls))
-		for i, c := range a.exampleCalls {
-			statements[i] = clipText(a.example.Operation(c), 60)
-		}
+		statements := a.exampleStatements
 		f := Finding{
-			Detector:            d.ID(),
+			Detector:            g.id,
 			Service:             k.service,
 			Request:             k.request,
 			ParentOperation:     k.handler,
@@ -148,11 +165,11 @@ func (d ChattyDB) Detect(traces []*trace.Trace) []Finding {
 			CallsPerTrace:       round(float64(a.calls)/n, 2),
 			MaxConcurrency:      a.maxConc,
 			ShareOfParent:       round(a.shareParent/n, 4),
-			ShareOfCriticalPath: round(a.shareCP/float64(len(a.traces)), 4),
-			TracesAffected:      len(a.traces),
+			ShareOfCriticalPath: round(a.shareCP/float64(a.traces), 4),
+			TracesAffected:      a.traces,
 			Evidence: map[string]any{
-				"example_trace_id":        a.example.ID,
-				"request":                 a.example.Fingerprint(a.example.Root),
+				"example_trace_id":        a.exampleID,
+				"request":                 a.exampleRoot,
 				"round_trips_per_request": round(float64(a.calls)/n, 2),
 				"distinct_statements":     round(float64(a.statements)/n, 2),
 				"mean_round_trip_ms":      meanMs(a.callTime, a.calls),
@@ -208,7 +225,7 @@ func chattyRequests(t *trace.Trace) []chattyRequest {
 	byRequest := map[reqKey]*chattyRequest{}
 	var order []reqKey
 	for _, s := range t.Spans {
-		if !IsDBRoundTrip(s) || !t.OwnCall(s) {
+		if !t.OwnCall(s) || !isDBRoundTrip(t, s) {
 			continue
 		}
 		r := requestSpan(t, s)
@@ -257,10 +274,16 @@ func chattyRequests(t *trace.Trace) []chattyRequest {
 // that has to open a new connection makes it a round trip, and then not a
 // chatty one.
 func IsDBRoundTrip(s *trace.Span) bool {
-	if trace.Classify(s) != trace.CallDB {
-		return false
-	}
-	return !strings.HasSuffix(s.Attr("code.function.name", "code.function"), "getConnection")
+	return trace.Classify(s) == trace.CallDB && !isConnectionCheckout(s)
+}
+
+// isDBRoundTrip is IsDBRoundTrip with t's cached call types.
+func isDBRoundTrip(t *trace.Trace, s *trace.Span) bool {
+	return t.Classify(s) == trace.CallDB && !isConnectionCheckout(s)
+}
+
+func isConnectionCheckout(s *trace.Span) bool {
+	return strings.HasSuffix(s.Attr("code.function.name", "code.function"), "getConnection")
 }
 
 // dbLabel names the database a call goes to: its system and, when known,

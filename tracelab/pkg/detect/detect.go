@@ -15,6 +15,12 @@
 // by; a call's spans there are its wrappers (t.Wrapper: the repository and
 // ORM spans around it), whose time is part of what the call costs. Detectors must only read the traces: Analyze may share them between
 // goroutines. Cite in a comment where each threshold comes from.
+//
+// A detector whose per-trace work needs only the trace should also be a
+// PerTrace, keeping per finding only what it reports, so that the
+// analyzer can drop each trace's working data after reading it. Per-trace
+// structures several detectors read belong in t.Memo (repeatedUnits,
+// redundantReads), computed once per trace.
 package detect
 
 import (
@@ -49,6 +55,37 @@ type Detector interface {
 	// Detect examines all traces together and returns one finding per
 	// distinct culprit, aggregated across the traces it affects.
 	Detect(traces []*trace.Trace) []Finding
+}
+
+// PerTrace is a Detector whose per-trace work needs nothing but the trace
+// itself, so that it can run trace by trace: Aggregator returns a fresh
+// accumulator, Add reads one trace, and Findings gives what Detect would
+// have given for all the traces added. An accumulator keeps per finding
+// only what the finding reports (ids, names, sums and one example's
+// spans), never a whole trace, so a trace can be dropped once every
+// accumulator has read it. Analyze feeds each trace to all of them in
+// turn; detectors that need all traces at once (event-loop-blocking's
+// threads, kafka-producer-contention's producers, dispatch-overhead's
+// load) stay plain Detectors.
+type PerTrace interface {
+	Detector
+	Aggregator() Aggregator
+}
+
+// Aggregator is the cross-trace half of a PerTrace detector. It is not
+// safe for concurrent use.
+type Aggregator interface {
+	Add(t *trace.Trace)
+	Findings() []Finding
+}
+
+// detectEach is Detect for a PerTrace detector.
+func detectEach(d PerTrace, traces []*trace.Trace) []Finding {
+	a := d.Aggregator()
+	for _, t := range traces {
+		a.Add(t)
+	}
+	return a.Findings()
 }
 
 var (

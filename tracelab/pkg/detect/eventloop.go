@@ -324,14 +324,14 @@ func loopCallsByThread(traces []*trace.Trace) map[threadKey]*threadEvidence {
 	byThread := map[threadKey]*threadEvidence{}
 	for _, t := range traces {
 		for _, s := range t.Spans {
-			if !trace.IsCall(s) {
+			if !t.IsCall(s) {
 				continue
 			}
 			name := s.Attr("thread.name")
 			if !IsEventLoopThread(name) {
 				continue
 			}
-			if p := t.Parent(s); p != nil && p.Service == s.Service && trace.IsCall(p) {
+			if p := t.Parent(s); p != nil && p.Service == s.Service && t.IsCall(p) {
 				continue // a lower layer of a call already counted
 			}
 			k := threadKey{s.Service, instanceOf(s), name}

@@ -101,50 +101,66 @@ type nplusOneAgg struct {
 	unitTime                     int64
 	maxConc                      int
 	shareParent, shareCP, factor float64
-	example                      *trace.Trace
+	exampleID                    string // the example trace's id
+	exampleRequest               string // and the fingerprint of its root
 	exampleTrace                 *nplusOneTrace
 	exampleShare                 float64
 }
 
 // Detect implements Detector.
-func (d NPlusOne) Detect(traces []*trace.Trace) []Finding {
-	aggs := map[nplusOneKey]*nplusOneAgg{}
-	for _, t := range traces {
-		for k, o := range repeatedSequentialCalls(t) {
-			a := aggs[k]
-			if a == nil {
-				a = &nplusOneAgg{}
-				aggs[k] = a
-			}
-			share := 0.0
-			if dur := t.Duration(); dur > 0 {
-				share = float64(t.CriticalTimeUnder(o.units)) / float64(dur)
-			}
-			a.traces++
-			a.units += len(o.units)
-			a.unitTime += o.unitTime
-			a.maxConc = max(a.maxConc, o.maxConc)
-			a.shareCP += share
-			if o.parentTime > 0 {
-				a.shareParent += math.Min(1, float64(o.union)/float64(o.parentTime))
-			}
-			if o.union > 0 {
-				a.factor += float64(o.unitTime) / float64(o.union)
-			} else {
-				a.factor++
-			}
-			if a.example == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.example.ID {
-				a.example, a.exampleTrace, a.exampleShare = t, o, share
-			}
+func (d NPlusOne) Detect(traces []*trace.Trace) []Finding { return detectEach(d, traces) }
+
+// Aggregator implements PerTrace.
+func (d NPlusOne) Aggregator() Aggregator {
+	return &nplusOneAggregator{id: d.ID(), aggs: map[nplusOneKey]*nplusOneAgg{}}
+}
+
+type nplusOneAggregator struct {
+	id   string
+	aggs map[nplusOneKey]*nplusOneAgg
+}
+
+// Add implements Aggregator.
+func (g *nplusOneAggregator) Add(t *trace.Trace) {
+	aggs := g.aggs
+	for k, o := range repeatedSequentialCalls(t) {
+		a := aggs[k]
+		if a == nil {
+			a = &nplusOneAgg{}
+			aggs[k] = a
+		}
+		share := 0.0
+		if dur := t.Duration(); dur > 0 {
+			share = float64(t.CriticalTimeUnder(o.units)) / float64(dur)
+		}
+		a.traces++
+		a.units += len(o.units)
+		a.unitTime += o.unitTime
+		a.maxConc = max(a.maxConc, o.maxConc)
+		a.shareCP += share
+		if o.parentTime > 0 {
+			a.shareParent += math.Min(1, float64(o.union)/float64(o.parentTime))
+		}
+		if o.union > 0 {
+			a.factor += float64(o.unitTime) / float64(o.union)
+		} else {
+			a.factor++
+		}
+		if a.exampleTrace == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.exampleID {
+			a.exampleID, a.exampleRequest, a.exampleTrace, a.exampleShare = t.ID, t.Fingerprint(t.Root), o, share
 		}
 	}
+}
 
-	findings := make([]Finding, 0, len(aggs))
-	for k, a := range aggs {
+// Findings implements Aggregator.
+func (g *nplusOneAggregator) Findings() []Finding {
+	id := g.id
+	findings := make([]Finding, 0, len(g.aggs))
+	for k, a := range g.aggs {
 		n := float64(a.traces)
 		o := a.exampleTrace
 		f := Finding{
-			Detector:            d.ID(),
+			Detector:            id,
 			Service:             k.service,
 			Request:             k.request,
 			ParentOperation:     k.parent,
@@ -155,9 +171,9 @@ func (d NPlusOne) Detect(traces []*trace.Trace) []Finding {
 			ShareOfCriticalPath: round(a.shareCP/n, 4),
 			TracesAffected:      a.traces,
 			Evidence: map[string]any{
-				"example_trace_id":       a.example.ID,
+				"example_trace_id":       a.exampleID,
 				"example_parent_span_id": o.parentID,
-				"request":                a.example.Fingerprint(a.example.Root),
+				"request":                a.exampleRequest,
 				"call_type":              string(o.callType),
 				"mean_call_ms":           round(float64(a.unitTime)/float64(a.units)/1e6, 3),
 				"parallelism_factor":     round(a.factor/n, 3),
@@ -196,7 +212,7 @@ func (d NPlusOne) Detect(traces []*trace.Trace) []Finding {
 func repeatedSequentialCalls(t *trace.Trace) map[nplusOneKey]*nplusOneTrace {
 	var out map[nplusOneKey]*nplusOneTrace
 	for _, g := range repeatedUnits(t) {
-		if g.values == valuesIdentical && isRead(g.calls[0][0]) {
+		if g.values == valuesIdentical && isRead(t, g.calls[0][0]) {
 			continue
 		}
 		p, call := g.parent, g.calls[0][0]
@@ -206,7 +222,7 @@ func repeatedSequentialCalls(t *trace.Trace) map[nplusOneKey]*nplusOneTrace {
 		}
 		o := out[k]
 		if o == nil {
-			o = &nplusOneTrace{parentID: p.SpanID, callType: trace.Classify(call), values: g.values,
+			o = &nplusOneTrace{parentID: p.SpanID, callType: t.Classify(call), values: g.values,
 				wrapped: g.units[0] != call, unitOp: t.Operation(g.units[0])}
 			if call.Service != p.Service {
 				o.callee = call.Service

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math"
 	"strings"
 
@@ -45,50 +46,65 @@ type redundantKey struct {
 }
 
 type redundantAgg struct {
-	traces       int
-	calls        int
-	callTime     int64
-	shareCP      float64
-	example      *trace.Trace
-	exampleUnits []*trace.Span
-	exampleShare float64
-	callType     trace.CallType
+	traces         int
+	calls          int
+	callTime       int64
+	shareCP        float64
+	exampleID      string // the example trace's id
+	exampleRequest string // and the fingerprint of its root
+	exampleUnits   []*trace.Span
+	exampleShare   float64
+	callType       trace.CallType
 }
 
 // Detect implements Detector.
-func (d RedundantCall) Detect(traces []*trace.Trace) []Finding {
-	aggs := map[redundantKey]*redundantAgg{}
-	for _, t := range traces {
-		for k, units := range redundantReads(t) {
-			a := aggs[k]
-			if a == nil {
-				a = &redundantAgg{}
-				aggs[k] = a
-			}
-			share := 0.0
-			if dur := t.Duration(); dur > 0 {
-				share = float64(t.CriticalTimeUnder(units)) / float64(dur)
-			}
-			a.traces++
-			a.calls += len(units)
-			for _, u := range units {
-				a.callTime += u.Duration()
-			}
-			a.shareCP += share
-			if a.example == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.example.ID {
-				a.example, a.exampleUnits, a.exampleShare = t, units, share
-			}
+func (d RedundantCall) Detect(traces []*trace.Trace) []Finding { return detectEach(d, traces) }
+
+// Aggregator implements PerTrace.
+func (d RedundantCall) Aggregator() Aggregator {
+	return &redundantAggregator{id: d.ID(), aggs: map[redundantKey]*redundantAgg{}}
+}
+
+type redundantAggregator struct {
+	id   string
+	aggs map[redundantKey]*redundantAgg
+}
+
+// Add implements Aggregator.
+func (g *redundantAggregator) Add(t *trace.Trace) {
+	for k, units := range redundantReads(t) {
+		a := g.aggs[k]
+		if a == nil {
+			a = &redundantAgg{}
+			g.aggs[k] = a
+		}
+		share := 0.0
+		if dur := t.Duration(); dur > 0 {
+			share = float64(t.CriticalTimeUnder(units)) / float64(dur)
+		}
+		a.traces++
+		a.calls += len(units)
+		for _, u := range units {
+			a.callTime += u.Duration()
+		}
+		a.shareCP += share
+		if a.exampleUnits == nil || share > a.exampleShare || share == a.exampleShare && t.ID < a.exampleID {
+			a.exampleID, a.exampleRequest, a.exampleUnits, a.exampleShare = t.ID, t.Fingerprint(t.Root), units, share
 		}
 	}
-	findings := make([]Finding, 0, len(aggs))
-	for k, a := range aggs {
+}
+
+// Findings implements Aggregator.
+func (g *redundantAggregator) Findings() []Finding {
+	findings := make([]Finding, 0, len(g.aggs))
+	for k, a := range g.aggs {
 		n := float64(a.traces)
 		ids := make([]string, len(a.exampleUnits))
 		for i, u := range a.exampleUnits {
 			ids[i] = u.SpanID
 		}
 		f := Finding{
-			Detector:            d.ID(),
+			Detector:            g.id,
 			Service:             k.service,
 			Request:             k.request,
 			Operation:           k.call,
@@ -96,8 +112,8 @@ func (d RedundantCall) Detect(traces []*trace.Trace) []Finding {
 			ShareOfCriticalPath: round(a.shareCP/n, 4),
 			TracesAffected:      a.traces,
 			Evidence: map[string]any{
-				"example_trace_id":   a.example.ID,
-				"request":            a.example.Fingerprint(a.example.Root),
+				"example_trace_id":   a.exampleID,
+				"request":            a.exampleRequest,
 				"mean_call_ms":       meanMs(a.callTime, a.calls),
 				"highlight_span_ids": ids,
 			},
@@ -117,17 +133,37 @@ func (d RedundantCall) Detect(traces []*trace.Trace) []Finding {
 // redundantReads returns, per finding key, the units (trace.Wrapper) of the
 // reads one trace repeated with identical values at least
 // RedundantMinCalls times within one request.
+//
+// Like repeatedUnits it is computed once per trace (trace.Memo): chatty-db
+// reads it too. The result is read-only.
 func redundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
+	return t.Memo(redundantReadsKey{}, func() any { return findRedundantReads(t) }).(map[redundantKey][]*trace.Span)
+}
+
+type redundantReadsKey struct{}
+
+func findRedundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
 	type readKey struct {
 		request *trace.Span
 		service string
 		op      string
 		values  string
 	}
-	groups := map[readKey][]*trace.Span{}
-	var order []readKey
+	type read struct {
+		c *trace.Span
+		k readKey
+		h uint64
+	}
+	// Most reads are made with values of their own (a loop over ids), so
+	// grouping every read by its full key built a map entry per read. A
+	// hash of the key counts them first; only reads whose hash comes up
+	// RedundantMinCalls times are grouped by the full key (which settles
+	// collisions).
+	var reads []read
+	counts := map[uint64]int32{}
+	seed := maphash.MakeSeed()
 	for _, c := range t.Spans {
-		if !t.OwnCall(c) || !isRead(c) {
+		if !t.OwnCall(c) || !isRead(t, c) {
 			continue
 		}
 		v, ok := callValues(t, c)
@@ -135,10 +171,31 @@ func redundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
 			continue
 		}
 		k := readKey{requestSpan(t, c), c.Service, t.Operation(c), v}
-		if _, seen := groups[k]; !seen {
-			order = append(order, k)
+		var h maphash.Hash
+		h.SetSeed(seed)
+		if k.request != nil {
+			h.WriteString(k.request.SpanID)
 		}
-		groups[k] = append(groups[k], c)
+		h.WriteByte(0)
+		h.WriteString(k.service)
+		h.WriteByte(0)
+		h.WriteString(k.op)
+		h.WriteByte(0)
+		h.WriteString(k.values)
+		r := read{c: c, k: k, h: h.Sum64()}
+		counts[r.h]++
+		reads = append(reads, r)
+	}
+	groups := map[readKey][]*trace.Span{}
+	var order []readKey
+	for _, r := range reads {
+		if counts[r.h] < RedundantMinCalls {
+			continue
+		}
+		if _, seen := groups[r.k]; !seen {
+			order = append(order, r.k)
+		}
+		groups[r.k] = append(groups[r.k], r.c)
 	}
 	var out map[redundantKey][]*trace.Span
 	for _, k := range order {
@@ -158,8 +215,8 @@ func redundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
 // isRead reports whether a call only reads, so that asking again with the
 // same values can only return what the first answer said: a SELECT, or an
 // HTTP GET or HEAD.
-func isRead(c *trace.Span) bool {
-	switch trace.Classify(c) {
+func isRead(t *trace.Trace, c *trace.Span) bool {
+	switch t.Classify(c) {
 	case trace.CallDB:
 		stmt := strings.TrimLeft(c.Attr("db.query.text", "db.statement"), " \t\r\n(")
 		return len(stmt) >= 6 && strings.EqualFold(stmt[:6], "SELECT")

@@ -44,24 +44,35 @@ func (v valueKnowledge) String() string {
 // same set of call operations (trace.OwnCallsUnder): seven
 // PetTypeRepository.findPetTypes spans each wrapping one SELECT form one
 // group, as do 1,600 bare HTTP client spans.
+//
+// It is computed once per trace (trace.Memo) and shared by n-plus-one
+// and chatty-db (through repeatedCalls): the result is read-only.
 func repeatedUnits(t *trace.Trace) []repeatGroup {
+	return t.Memo(repeatedUnitsKey{}, func() any { return findRepeatedUnits(t) }).([]repeatGroup)
+}
+
+type repeatedUnitsKey struct{}
+
+func findRepeatedUnits(t *trace.Trace) []repeatGroup {
 	var out []repeatGroup
+	groups := map[unitSignature]*repeatGroup{}
+	var order []unitSignature
 	for _, p := range t.Spans {
 		kids := t.Children(p)
 		if len(kids) < NPlusOneMinCalls {
 			continue
 		}
-		groups := map[string]*repeatGroup{}
-		var order []string
+		clear(groups)
+		order = order[:0]
 		for _, u := range kids {
-			if u.Service != p.Service && !trace.IsCall(u) {
+			if u.Service != p.Service && !t.IsCall(u) {
 				continue // the callee's side of a call; a client traced as its own service (HotROD's redis) still counts
 			}
 			calls := t.OwnCallsUnder(u)
-			if len(calls) == 0 || slices.IndexFunc(calls, namesWork) < 0 {
+			if len(calls) == 0 || !slices.ContainsFunc(calls, func(c *trace.Span) bool { return namesWork(t, c) }) {
 				continue
 			}
-			sig := unitSignature(t, u, calls)
+			sig := signatureOf(t, u, calls)
 			g := groups[sig]
 			if g == nil {
 				g = &repeatGroup{parent: p}
@@ -94,21 +105,42 @@ func repeatedUnits(t *trace.Trace) []repeatGroup {
 // sql.rows (reading a result) and sql.conn.reset_session (a pool check
 // without a round trip): it repeats with its query and is never a unit of
 // its own.
-func namesWork(c *trace.Span) bool {
-	return trace.Classify(c) != trace.CallDB ||
+func namesWork(t *trace.Trace, c *trace.Span) bool {
+	return t.Classify(c) != trace.CallDB ||
 		c.Attr("db.query.text", "db.statement", "db.operation.name", "db.operation", "db.query.summary") != ""
 }
 
 // unitSignature is what makes two sibling subtrees the same unit: the
 // unit's own operation and the distinct operations of the calls it makes.
-func unitSignature(t *trace.Trace, u *trace.Span, calls []*trace.Span) string {
+// Most units make one call, which the struct holds without building a
+// string; only a unit of several calls joins them into calls.
+type unitSignature struct {
+	service, op         string
+	callService, callOp string // the call of a one-call unit
+	calls               string // the sorted distinct calls of any other unit
+	several             bool
+}
+
+func signatureOf(t *trace.Trace, u *trace.Span, calls []*trace.Span) unitSignature {
+	sig := unitSignature{service: u.Service, op: t.Operation(u)}
+	if len(calls) == 1 {
+		sig.callService, sig.callOp = calls[0].Service, t.Operation(calls[0])
+		return sig
+	}
 	ops := make([]string, 0, len(calls))
 	for _, c := range calls {
 		ops = append(ops, c.Service+" "+t.Operation(c))
 	}
 	slices.Sort(ops)
 	ops = slices.Compact(ops)
-	return u.Service + " " + t.Operation(u) + "\x00" + strings.Join(ops, "\x00")
+	if len(ops) == 1 {
+		// The same call made several times: it groups with the one-call
+		// units of that call, as the joined signature always did.
+		sig.callService, sig.callOp = calls[0].Service, t.Operation(calls[0])
+		return sig
+	}
+	sig.calls, sig.several = strings.Join(ops, "\x00"), true
+	return sig
 }
 
 // compareValues tells whether units made their calls with the same values.
@@ -147,11 +179,11 @@ func compareValues(t *trace.Trace, calls [][]*trace.Span) valueKnowledge {
 // knex span records the statement with ? and no values, the pg span under
 // it the same statement with $1 and db.postgresql.values.
 func callValues(t *trace.Trace, c *trace.Span) (string, bool) {
-	if v, ok := spanValues(c); ok {
+	if v, ok := spanValues(t, c); ok {
 		return v, true
 	}
 	for _, l := range t.Children(c) {
-		if l.Service == c.Service && trace.IsCall(l) {
+		if l.Service == c.Service && t.IsCall(l) {
 			if v, ok := callValues(t, l); ok {
 				return v, true
 			}
@@ -161,8 +193,8 @@ func callValues(t *trace.Trace, c *trace.Span) (string, bool) {
 }
 
 // spanValues is callValues for one span's own attributes.
-func spanValues(c *trace.Span) (string, bool) {
-	switch trace.Classify(c) {
+func spanValues(t *trace.Trace, c *trace.Span) (string, bool) {
+	switch t.Classify(c) {
 	case trace.CallDB:
 		stmt := c.Attr("db.query.text", "db.statement")
 		if stmt == "" {

@@ -38,6 +38,30 @@ func (t *Trace) OwnCall(s *Span) bool {
 	return t.own[s.idx]
 }
 
+// Classify is Classify(s), computed once per span of the trace: every
+// repetition detector asks it of the same spans, and each answer costs
+// several attribute look-ups.
+func (t *Trace) Classify(s *Span) CallType {
+	t.callsOnce.Do(t.countCalls)
+	return callTypes[t.types[s.idx]]
+}
+
+// callTypes numbers the call types so that a trace keeps one byte per
+// span for them rather than a string header.
+var callTypes = [...]CallType{CallNone, CallHTTP, CallRPC, CallDB, CallCache, CallMessaging, CallOther}
+
+func callTypeIndex(c CallType) uint8 {
+	for i, x := range callTypes {
+		if x == c {
+			return uint8(i)
+		}
+	}
+	panic("trace: unknown call type " + string(c))
+}
+
+// IsCall is IsCall(s), cached like Classify.
+func (t *Trace) IsCall(s *Span) bool { return t.Classify(s) != CallNone }
+
 // CallsUnder is the number of s's service's own calls in s's subtree, s
 // included. It does not look past a call into the work the callee did, nor
 // into other services.
@@ -47,10 +71,15 @@ func (t *Trace) CallsUnder(s *Span) int {
 }
 
 // OwnCallsUnder returns the own calls that CallsUnder counts, in start
-// order.
+// order. The slice may be shared with the trace: do not modify it.
 func (t *Trace) OwnCallsUnder(s *Span) []*Span {
 	if t.CallsUnder(s) == 0 {
 		return nil
+	}
+	if t.own[s.idx] {
+		// Most repeated units are the call itself: a window of Spans
+		// saves allocating a slice of one per unit.
+		return t.Spans[s.idx : s.idx+1 : s.idx+1]
 	}
 	var out []*Span
 	var walk func(x *Span)
@@ -59,7 +88,7 @@ func (t *Trace) OwnCallsUnder(s *Span) []*Span {
 			out = append(out, x)
 			return
 		}
-		for _, c := range t.children[x.idx] {
+		for _, c := range t.Children(x) {
 			if c.Service == s.Service && t.under[c.idx] > 0 {
 				walk(c)
 			}
@@ -84,15 +113,19 @@ func (t *Trace) Wrapper(c *Span) *Span {
 // countCalls fills own and under with one pass over the trees.
 func (t *Trace) countCalls() {
 	n := len(t.Spans)
+	t.types = make([]uint8, n)
 	t.own = make([]bool, n)
 	t.under = make([]int32, n)
 	for i, s := range t.Spans {
-		if !IsCall(s) {
+		t.types[i] = callTypeIndex(Classify(s))
+	}
+	for i, s := range t.Spans {
+		if t.types[i] == 0 {
 			continue
 		}
 		t.own[i] = true
 		for p := t.parent[i]; p != nil && p.Service == s.Service; p = t.parent[p.idx] {
-			if IsCall(p) {
+			if t.types[p.idx] != 0 {
 				t.own[i] = false
 				break
 			}
@@ -108,7 +141,7 @@ func (t *Trace) countCalls() {
 		stack = append(stack[:0], frame{s: r})
 		for len(stack) > 0 {
 			f := &stack[len(stack)-1]
-			kids := t.children[f.s.idx]
+			kids := t.Children(f.s)
 			if f.next < len(kids) {
 				c := kids[f.next]
 				f.next++

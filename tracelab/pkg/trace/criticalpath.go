@@ -72,15 +72,20 @@ func ComputeCriticalPath(t *Trace) CriticalPath {
 	start := make([]int64, n)
 	end := make([]int64, n)
 	kids := make([][]*Span, n) // surviving children, by end asc then start desc
-	pos := make([]int, n)      // a child's index in its parent's kids
+	pos := make([]int32, n)    // a child's index in its parent's kids
+	// Every span is queued at most once and is at most one parent's kid, so
+	// one n-sized buffer holds the queue and another every kids list, each
+	// a window of it: no per-span slice growth.
+	queue := make([]*Span, 1, n)
+	queue[0] = root
+	kidBuf := make([]*Span, 0, n)
 
 	start[root.idx], end[root.idx] = root.Start, max(root.End, root.Start)
-	queue := []*Span{root}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
+	for head := 0; head < len(queue); head++ {
+		p := queue[head]
 		ps, pe := start[p.idx], end[p.idx]
-		for _, c := range t.children[p.idx] {
+		first := len(kidBuf)
+		for _, c := range t.Children(p) {
 			if p.Kind == KindProducer && c.Kind == KindConsumer {
 				continue // asynchronous hand-off: never blocks the producer
 			}
@@ -97,10 +102,11 @@ func ComputeCriticalPath(t *Trace) CriticalPath {
 				cs, ce = ps, min(ce, pe)
 			}
 			start[c.idx], end[c.idx] = cs, ce
-			kids[p.idx] = append(kids[p.idx], c)
+			kidBuf = append(kidBuf, c)
 			queue = append(queue, c)
 		}
-		ks := kids[p.idx]
+		ks := kidBuf[first:len(kidBuf):len(kidBuf)]
+		kids[p.idx] = ks
 		slices.SortFunc(ks, func(a, b *Span) int {
 			if c := cmp.Compare(end[a.idx], end[b.idx]); c != 0 {
 				return c
@@ -111,43 +117,53 @@ func ComputeCriticalPath(t *Trace) CriticalPath {
 			return strings.Compare(b.SpanID, a.SpanID)
 		})
 		for i, c := range ks {
-			pos[c.idx] = i
+			pos[c.idx] = int32(i)
 		}
 	}
 
-	var path CriticalPath
-	add := func(s *Span, from, to int64) {
-		if from != to {
-			path = append(path, Section{Span: s, SpanID: s.SpanID, Start: from, End: to})
+	// The walk runs twice, first to count the sections and then to fill a
+	// path of exactly that size from the end: the path is kept with the
+	// trace, and growing it by appending allocated about twice its size.
+	walk := func(add func(s *Span, from, to int64)) {
+		// limit is the current point: everything after it is already
+		// explained. from is the child the walk just returned from (nil
+		// on first entry into cur); only children sorted before it can
+		// come next, which also guarantees the walk ends.
+		cur, limit, from := root, end[root.idx], (*Span)(nil)
+		for {
+			ks := kids[cur.idx]
+			hi := len(ks)
+			if from != nil {
+				hi = int(pos[from.idx])
+			}
+			i := sort.Search(hi, func(i int) bool { return end[ks[i].idx] > limit }) - 1
+			if i >= 0 {
+				lfc := ks[i]
+				if end[lfc.idx] != limit {
+					add(cur, end[lfc.idx], limit)
+				}
+				cur, limit, from = lfc, end[lfc.idx], nil
+				continue
+			}
+			if start[cur.idx] != limit {
+				add(cur, start[cur.idx], limit)
+			}
+			if cur == root {
+				break
+			}
+			cur, limit, from = t.parent[cur.idx], start[cur.idx], cur
 		}
 	}
-	// limit is the current point: everything after it is already explained.
-	// from is the child the walk just returned from (nil on first entry
-	// into cur); only children sorted before it can come next, which also
-	// guarantees the walk ends.
-	cur, limit, from := root, end[root.idx], (*Span)(nil)
-	for {
-		ks := kids[cur.idx]
-		hi := len(ks)
-		if from != nil {
-			hi = pos[from.idx]
-		}
-		i := sort.Search(hi, func(i int) bool { return end[ks[i].idx] > limit }) - 1
-		if i >= 0 {
-			lfc := ks[i]
-			add(cur, end[lfc.idx], limit)
-			cur, limit, from = lfc, end[lfc.idx], nil
-			continue
-		}
-		add(cur, start[cur.idx], limit)
-		if cur == root {
-			break
-		}
-		cur, limit, from = t.parent[cur.idx], start[cur.idx], cur
+	sections := 0
+	walk(func(*Span, int64, int64) { sections++ })
+	if sections == 0 {
+		return nil
 	}
-	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-		path[i], path[j] = path[j], path[i]
-	}
+	path := make(CriticalPath, sections)
+	walk(func(s *Span, from, to int64) {
+		sections--
+		path[sections] = Section{Span: s, SpanID: s.SpanID, Start: from, End: to}
+	})
 	return path
 }
 

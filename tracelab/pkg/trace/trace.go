@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"slices"
 	"sort"
 	"sync"
 )
@@ -16,10 +17,14 @@ type Trace struct {
 	Spans []*Span // sorted by start time, then span id
 	Root  *Span
 
-	byID     map[string]*Span
-	parent   []*Span   // by Span.idx; nil for roots
-	children [][]*Span // by Span.idx; sorted like Spans
-	roots    []*Span
+	parent []*Span // by Span.idx; nil for roots
+	// The children of the span at idx are kids[kidsAt[idx]:][:kidsLen[idx]],
+	// sorted like Spans: one array for the whole trace instead of a slice
+	// per parent.
+	kids    []*Span
+	kidsAt  []int32
+	kidsLen []int32
+	roots   []*Span
 
 	cpOnce sync.Once
 	cp     CriticalPath
@@ -27,8 +32,48 @@ type Trace struct {
 	ops    []string // Operation of each span, by Span.idx
 
 	callsOnce sync.Once
+	types     []uint8 // Classify as an index into callTypes, by Span.idx
 	own       []bool  // OwnCall, by Span.idx
 	under     []int32 // CallsUnder, by Span.idx
+
+	memoMu sync.Mutex
+	memo   map[any]*memoEntry
+}
+
+type memoEntry struct {
+	once sync.Once
+	v    any
+}
+
+// Memo returns compute's result for key, computed once per trace and then
+// kept with it: several detectors read the same per-trace structure (the
+// repeated units under each parent), and recomputing it for each of them
+// cost more than all their other work. key must be comparable; use an
+// unexported type of the calling package so packages never collide. The
+// result is shared between callers and goroutines: treat it as read-only.
+// Safe for concurrent use.
+func (t *Trace) Memo(key any, compute func() any) any {
+	t.memoMu.Lock()
+	e := t.memo[key]
+	if e == nil {
+		if t.memo == nil {
+			t.memo = make(map[any]*memoEntry)
+		}
+		e = &memoEntry{}
+		t.memo[key] = e
+	}
+	t.memoMu.Unlock()
+	e.once.Do(func() { e.v = compute() })
+	return e.v
+}
+
+// ForgetMemos drops what Memo kept, once every reader of the trace's
+// shared structures is done with it, so that analysing trace after trace
+// holds them for one trace at a time instead of for the whole input.
+func (t *Trace) ForgetMemos() {
+	t.memoMu.Lock()
+	t.memo = nil
+	t.memoMu.Unlock()
 }
 
 // Group splits spans by trace id and builds one Trace per id. A span that
@@ -62,20 +107,23 @@ func Group(spans []*Span) []*Trace {
 // New builds the tree of one trace. spans must share the trace id id and
 // must not be empty; duplicates (same span id) are dropped.
 func New(id string, spans []*Span) *Trace {
-	t := &Trace{ID: id, byID: make(map[string]*Span, len(spans))}
+	t := &Trace{ID: id}
+	// The id index is needed only to link the tree; the trace does not keep
+	// it (Span looks ids up by scanning).
+	byID := make(map[string]*Span, len(spans))
 	t.Spans = make([]*Span, 0, len(spans))
 	for _, s := range spans {
-		if _, dup := t.byID[s.SpanID]; dup {
+		if _, dup := byID[s.SpanID]; dup {
 			continue
 		}
-		t.byID[s.SpanID] = s
+		byID[s.SpanID] = s
 		t.Spans = append(t.Spans, s)
 	}
 	sort.Slice(t.Spans, func(i, j int) bool { return spanLess(t.Spans[i], t.Spans[j]) })
 	for i, s := range t.Spans {
 		s.idx = int32(i)
 	}
-	t.link()
+	t.link(byID)
 	return t
 }
 
@@ -95,13 +143,29 @@ func spanLess(a, b *Span) bool {
 // (or is the span itself) become roots. Parent links that form a cycle,
 // which only broken producers emit, are cut so that every span is reachable
 // from a root and tree walks always terminate.
-func (t *Trace) link() {
+func (t *Trace) link(byID map[string]*Span) {
 	n := len(t.Spans)
 	t.parent = make([]*Span, n)
-	t.children = make([][]*Span, n)
+	t.kidsAt = make([]int32, n)
+	t.kidsLen = make([]int32, n)
 	for i, s := range t.Spans {
-		if p := t.byID[s.ParentID]; p != nil && p != s {
+		if p := byID[s.ParentID]; p != nil && p != s {
 			t.parent[i] = p
+			t.kidsLen[p.idx]++
+		}
+	}
+	var at int32
+	for i, k := range t.kidsLen {
+		t.kidsAt[i] = at
+		at += k
+		t.kidsLen[i] = 0
+	}
+	// Children are filled in Spans order, so they come out sorted.
+	t.kids = make([]*Span, at)
+	for i, s := range t.Spans {
+		if p := t.parent[i]; p != nil {
+			t.kids[t.kidsAt[p.idx]+t.kidsLen[p.idx]] = s
+			t.kidsLen[p.idx]++
 		}
 	}
 	reached := make([]bool, n)
@@ -112,18 +176,12 @@ func (t *Trace) link() {
 		for len(stack) > 0 {
 			s := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			for _, c := range t.children[s.idx] {
+			for _, c := range t.Children(s) {
 				if !reached[c.idx] {
 					reached[c.idx] = true
 					stack = append(stack, c)
 				}
 			}
-		}
-	}
-	// Children lists are built in Spans order, so they come out sorted.
-	for i, s := range t.Spans {
-		if p := t.parent[i]; p != nil {
-			t.children[p.idx] = append(t.children[p.idx], s)
 		}
 	}
 	for i, s := range t.Spans {
@@ -140,13 +198,10 @@ func (t *Trace) link() {
 		}
 		p := t.parent[i]
 		t.parent[i] = nil
-		kids := t.children[p.idx][:0]
-		for _, c := range t.children[p.idx] {
-			if c != s {
-				kids = append(kids, c)
-			}
-		}
-		t.children[p.idx] = kids
+		kids := t.Children(p)
+		j := slices.Index(kids, s)
+		copy(kids[j:], kids[j+1:])
+		t.kidsLen[p.idx]--
 		t.roots = append(t.roots, s)
 		walk(s)
 	}
@@ -156,15 +211,26 @@ func (t *Trace) link() {
 	}
 }
 
-// Span returns the span with the given id, or nil.
-func (t *Trace) Span(id string) *Span { return t.byID[id] }
+// Span returns the span with the given id, or nil. It scans the spans:
+// keeping an index for the few callers that ask cost memory per span.
+func (t *Trace) Span(id string) *Span {
+	for _, s := range t.Spans {
+		if s.SpanID == id {
+			return s
+		}
+	}
+	return nil
+}
 
 // Parent returns the parent of s within this trace, or nil for a root.
 func (t *Trace) Parent(s *Span) *Span { return t.parent[s.idx] }
 
 // Children returns the direct children of s, sorted by start time. The
 // slice is shared: do not modify it.
-func (t *Trace) Children(s *Span) []*Span { return t.children[s.idx] }
+func (t *Trace) Children(s *Span) []*Span {
+	at := t.kidsAt[s.idx]
+	return t.kids[at : at+t.kidsLen[s.idx] : at+t.kidsLen[s.idx]]
+}
 
 // Roots returns the root span and every orphan, earliest first.
 func (t *Trace) Roots() []*Span { return t.roots }

@@ -1,0 +1,89 @@
+package detect_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+	"weak"
+
+	"tracelab/internal/tracegen"
+	"tracelab/pkg/detect"
+	"tracelab/pkg/trace"
+)
+
+// perTraceInput gives each PerTrace detector something to find: lab and
+// ORM loops (n-plus-one), the same SELECT again and again (redundant-call)
+// and seven different statements in a row (chatty-db). It is built afresh
+// on each call so that two runs share no trace.
+func perTraceInput() []*trace.Trace {
+	traces := trace.Group(tracegen.Generate(3_000, 1))
+	same := func(int) string { return "SELECT * FROM visits WHERE pet_id = 7" }
+	for i := range 3 {
+		traces = append(traces, loopTrace(fmt.Sprintf("redundant%d", i), 6, same, noAttrs))
+		stmts := make([]string, 7)
+		for j := range stmts {
+			stmts[j] = fmt.Sprintf("SELECT * FROM t%d WHERE id = ?", j)
+		}
+		traces = append(traces, dbTrace(fmt.Sprintf("chatty%d", i), stmts, false))
+	}
+	return traces
+}
+
+func perTraceDetectors(t *testing.T) []detect.PerTrace {
+	var out []detect.PerTrace
+	for _, d := range detect.All() {
+		if p, ok := d.(detect.PerTrace); ok {
+			out = append(out, p)
+		}
+	}
+	if len(out) < 3 {
+		t.Fatalf("%d PerTrace detectors, want at least n-plus-one, redundant-call and chatty-db", len(out))
+	}
+	return out
+}
+
+// Fed one trace at a time, with each trace forgotten after it was read, a
+// PerTrace detector finds exactly what Detect finds over all of them, and
+// keeps no trace alive: only the few spans of each finding's example.
+func TestPerTraceDetectorsKeepNoTrace(t *testing.T) {
+	for _, d := range perTraceDetectors(t) {
+		t.Run(d.ID(), func(t *testing.T) {
+			want, err := json.Marshal(d.Detect(perTraceInput()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			agg := d.Aggregator()
+			var refs []weak.Pointer[trace.Trace]
+			traces := perTraceInput()
+			for i, tr := range traces {
+				agg.Add(tr)
+				tr.ForgetMemos()
+				refs = append(refs, weak.Make(tr))
+				traces[i] = nil
+			}
+			runtime.GC()
+			runtime.GC()
+			kept := 0
+			for _, r := range refs {
+				if r.Value() != nil {
+					kept++
+				}
+			}
+			if kept > 0 {
+				t.Errorf("%d of %d traces still reachable after the aggregator read them", kept, len(refs))
+			}
+			fs := agg.Findings()
+			if len(fs) == 0 {
+				t.Fatal("no findings: the input no longer exercises the detector")
+			}
+			got, err := json.Marshal(fs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("trace by trace:\n%s\nDetect:\n%s", got, want)
+			}
+		})
+	}
+}
