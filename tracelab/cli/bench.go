@@ -28,16 +28,16 @@ func runBenchStack(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	root, err := labRoot()
+	co, code, err := openCheckout()
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(code, "%v", err)
 	}
-	s, err := scenario.Load(root, *name)
+	s, err := scenario.Load(co, *name)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
 	// The local runtime by name: memory is read from its processes.
-	rt, err := runtime.NewLocal(root, progress)
+	rt, err := runtime.NewLocal(co, progress)
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
@@ -88,7 +88,7 @@ func runBenchStack(args []string) int {
 		}
 	}()
 	base, _ := rt.Endpoint(s.Entrypoint.Service)
-	dir := filepath.Join(root, ".state", "results")
+	dir := filepath.Join(co.State, "results")
 	os.MkdirAll(dir, 0o755)
 	progress("running the %s smoke load (baseline) while sampling memory", s.Name)
 	_, err = load.Local{}.Run(ctx, s.Load.Def, load.Options{Target: base, Params: s.LoadEnvFor("smoke", "baseline"), Progress: progress})

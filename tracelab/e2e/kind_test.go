@@ -224,7 +224,7 @@ func checkRollouts(t *testing.T, name string, before, after map[string]string) {
 		names = append(names, app)
 	}
 	t.Logf("%s: the variant switches rolled %v", name, names)
-	s, err := scenario.Load(root(t), name)
+	s, err := scenario.Load(checkout(t), name)
 	if err != nil {
 		t.Fatal(err)
 	}
