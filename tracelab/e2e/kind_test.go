@@ -78,7 +78,7 @@ func TestKind(t *testing.T) {
 }
 
 // writeKindConfig writes the user's cluster config with this machine's
-// workarounds (DESIGN.md, "Containers and kind on these machines"):
+// workarounds (infra/kind-test/README.md, each with its cause):
 //   - containerd may not lower oom_score_adj: the node lacks
 //     CAP_SYS_RESOURCE, so every pod sandbox would fail;
 //   - kubelet 1.35 refuses cgroup v1 unless told otherwise;
