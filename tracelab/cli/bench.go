@@ -28,16 +28,16 @@ func runBenchStack(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	root, err := labRoot()
+	co, code, err := openCheckout()
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(code, "%v", err)
 	}
-	s, err := scenario.Load(root, *name)
+	s, err := scenario.Load(co, *name)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
 	// The local runtime by name: memory is read from its processes.
-	rt, err := runtime.NewLocal(root, progress)
+	rt, err := runtime.NewLocal(co, progress)
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
@@ -72,28 +72,13 @@ func runBenchStack(args []string) int {
 	out["up_cold_s"], out["up_warm_s"], out["variant_switch_s"] = cold.Seconds(), warm.Seconds(), switched.Seconds()
 
 	// Peak memory: sample every process's resident set while the smoke load runs.
-	var peak int64
-	done, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			if m, err := rt.MemoryBytes(ctx); err == nil && m > peak {
-				peak = m
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(500 * time.Millisecond):
-			}
-		}
-	}()
+	stopSampling := samplePeak(ctx, 500*time.Millisecond, rt.MemoryBytes)
 	base, _ := rt.Endpoint(s.Entrypoint.Service)
-	dir := filepath.Join(root, ".state", "results")
+	dir := filepath.Join(co.State, "results")
 	os.MkdirAll(dir, 0o755)
 	progress("running the %s smoke load (baseline) while sampling memory", s.Name)
 	_, err = load.Local{}.Run(ctx, s.Load.Def, load.Options{Target: base, Params: s.LoadEnvFor("smoke", "baseline"), Progress: progress})
-	close(done)
-	<-sampled // peak is the sampler's until it has stopped
+	peak := stopSampling()
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
@@ -109,4 +94,31 @@ func runBenchStack(args []string) int {
 	os.WriteFile(path, data, 0o644)
 	fmt.Printf("result: %s\n", path)
 	return exitOK
+}
+
+// samplePeak calls read now and then every interval, in its own goroutine,
+// until the returned stop is called; stop returns the largest value read.
+// stop waits for the sampler to end before it reads the peak: the peak is
+// the sampler's to write until then, and reading it earlier is a data race.
+func samplePeak(ctx context.Context, every time.Duration, read func(context.Context) (int64, error)) (stop func() int64) {
+	var peak int64
+	done, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if m, err := read(ctx); err == nil && m > peak {
+				peak = m
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(every):
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		<-sampled
+		return peak
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"tracelab/pkg/lab"
 	"tracelab/pkg/load"
 	"tracelab/pkg/loadbench"
 )
@@ -36,7 +37,7 @@ func runBenchLoad(args []string) int {
 		fmt.Println(l.Addr())
 		return fail(exitRuntime, "bench-load: %v", loadbench.Serve(l))
 	}
-	root, err := labRoot()
+	root, err := lab.Find()
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}

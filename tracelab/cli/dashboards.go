@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"tracelab/pkg/dashboards"
+	"tracelab/pkg/lab"
 )
 
 func init() {
@@ -20,7 +21,7 @@ func runDashboards(args []string) int {
 		fmt.Println(dashboardsUsage)
 		return exitOK
 	}
-	root, err := labRoot()
+	root, err := lab.Find()
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"tracelab/pkg/components"
 	"tracelab/pkg/generate"
 )
 
@@ -23,15 +22,15 @@ func runGenerate(args []string) int {
 	if fs.NArg() > 0 {
 		return fail(exitUsage, "usage: tracelab generate [--check]")
 	}
-	root, err := labRoot()
+	co, code, err := openCheckout()
+	if err != nil {
+		return fail(code, "%v", err)
+	}
+	files, err := generate.All(co)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	files, err := generate.All(root)
-	if err != nil {
-		return fail(exitUsage, "%v", err)
-	}
-	stale := files.Stale(root)
+	stale := files.Stale(co.Root)
 	if *check {
 		if len(stale) > 0 {
 			return fail(exitFail, "out of date with services/*/service.yaml: %s; run 'make generate'", strings.Join(stale, ", "))
@@ -39,10 +38,10 @@ func runGenerate(args []string) int {
 		fmt.Printf("generated files: up to date (%d)\n", len(files))
 		return exitOK
 	}
-	if err := files.Write(root); err != nil {
+	if err := files.Write(co.Root); err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
-	if err := files.RemoveOrphans(root); err != nil {
+	if err := files.RemoveOrphans(co.Root); err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
 	for _, rel := range stale {
@@ -56,15 +55,15 @@ func runServices(args []string) int {
 	if len(args) > 0 {
 		return fail(exitUsage, "usage: tracelab services")
 	}
-	root, err := labRoot()
+	co, code, err := openCheckout()
+	if err != nil {
+		return fail(code, "%v", err)
+	}
+	comps, err := co.Components()
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	lab, err := components.Load(root)
-	if err != nil {
-		return fail(exitUsage, "%v", err)
-	}
-	for _, s := range lab.Services {
+	for _, s := range comps.Services {
 		fmt.Printf("%s %s %d\n", s.Name, s.Framework.Name, s.Port)
 	}
 	return exitOK

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"tracelab/pkg/lab"
 	"tracelab/pkg/licences"
 )
 
@@ -28,7 +29,7 @@ func runLicences(args []string) int {
 	if fs.NArg() != 0 {
 		return fail(exitUsage, usage)
 	}
-	root, err := labRoot()
+	root, err := lab.Find()
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}

@@ -2,46 +2,38 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"tracelab/pkg/lab"
 	"tracelab/pkg/runtime"
 )
 
-// labRoot finds the checkout: TRACELAB_ROOT, or the nearest parent of the
-// working directory that holds infra/local/ports.env.
-func labRoot() (string, error) {
-	if r := os.Getenv("TRACELAB_ROOT"); r != "" {
-		return filepath.Abs(r)
-	}
-	dir, err := os.Getwd()
+// openCheckout finds the lab's checkout and reads it. Not finding one is
+// a usage error; an unreadable ports.env is a runtime error, as it was when
+// each runtime read the file itself.
+func openCheckout() (*lab.Checkout, int, error) {
+	root, err := lab.Find()
 	if err != nil {
-		return "", err
+		return nil, exitUsage, err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "infra", "local", "ports.env")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the lab's checkout (no infra/local/ports.env above the working directory); set TRACELAB_ROOT")
-		}
-		dir = parent
+	co, err := lab.Open(root)
+	if err != nil {
+		return nil, exitRuntime, err
 	}
+	return co, exitOK, nil
 }
 
 // openRuntime returns the runtime named by --runtime or RUNTIME (default local).
-func openRuntime(root, name string) (runtime.Runtime, error) {
+func openRuntime(co *lab.Checkout, name string) (runtime.Runtime, error) {
 	if name == "" {
 		name = os.Getenv("RUNTIME")
 	}
-	return runtime.New(name, root, progress)
+	return runtime.New(name, co, progress)
 }
 
 var started = time.Now()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"tracelab/pkg/lab"
 	"tracelab/pkg/load"
 	"tracelab/pkg/report"
 	"tracelab/pkg/run"
@@ -29,14 +30,14 @@ func runScenario(args []string) int {
 		fmt.Println(scenarioUsage)
 		return exitOK
 	}
-	root, err := labRoot()
+	co, code, err := openCheckout()
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(code, "%v", err)
 	}
 	switch args[0] {
 	case "list":
-		for _, n := range scenario.List(root) {
-			s, err := scenario.Load(root, n)
+		for _, n := range scenario.List(co) {
+			s, err := scenario.Load(co, n)
 			if err != nil {
 				fmt.Printf("%-16s (invalid: %v)\n", n, err)
 				continue
@@ -47,22 +48,22 @@ func runScenario(args []string) int {
 	case "validate":
 		names := args[1:]
 		if len(names) == 0 {
-			names = scenario.List(root)
+			names = scenario.List(co)
 		}
 		for _, n := range names {
-			if _, err := scenario.Load(root, n); err != nil {
+			if _, err := scenario.Load(co, n); err != nil {
 				return fail(exitUsage, "%v", err)
 			}
 			fmt.Printf("%s: valid\n", n)
 		}
 		return exitOK
 	case "run":
-		return runScenarioRun(root, args[1:])
+		return runScenarioRun(co, args[1:])
 	}
 	return fail(exitUsage, "unknown scenario command %q; run 'tracelab scenario help'", args[0])
 }
 
-func runScenarioRun(root string, args []string) int {
+func runScenarioRun(co *lab.Checkout, args []string) int {
 	name, rest := splitName(args)
 	fs := flag.NewFlagSet("scenario run", flag.ContinueOnError)
 	variant := fs.String("variant", "both", "baseline, fixed, both (baseline and fixed, or the profile's own list), all, or a variant's name")
@@ -77,9 +78,9 @@ func runScenarioRun(root string, args []string) int {
 		name = fs.Arg(0)
 	}
 	if name == "" {
-		return fail(exitUsage, "which scenario? known scenarios: %s", strings.Join(scenario.List(root), ", "))
+		return fail(exitUsage, "which scenario? known scenarios: %s", strings.Join(scenario.List(co), ", "))
 	}
-	s, err := scenario.Load(root, name)
+	s, err := scenario.Load(co, name)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -93,13 +94,13 @@ func runScenarioRun(root string, args []string) int {
 		variants = []string{*variant}
 	}
 
-	ses, err := startSession(root, *rtName, *keep)
+	ses, err := startSession(co, *rtName, *keep)
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
 	defer ses.end()
 
-	runner := &run.Runner{Root: root, Runtime: ses.rt, Load: ses.load, Progress: progress}
+	runner := &run.Runner{Lab: co, Runtime: ses.rt, Load: ses.load, Progress: progress}
 	res, err := runner.Run(ses.ctx, s, run.Options{Profile: *profile, Variants: variants, Record: *record})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -135,8 +136,8 @@ type session struct {
 // startSession opens the runtime and its load driver. Its end stops, whatever
 // happened, the stack this run started (unless keep), and only then the
 // interrupt handling, so a second Ctrl-C cannot cut the teardown short.
-func startSession(root, rtName string, keep bool) (*session, error) {
-	rt, err := openRuntime(root, rtName)
+func startSession(co *lab.Checkout, rtName string, keep bool) (*session, error) {
+	rt, err := openRuntime(co, rtName)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"tracelab/pkg/components"
-	"tracelab/pkg/runtime"
+	"tracelab/pkg/lab"
 )
 
 func init() {
@@ -31,21 +31,21 @@ func runUp(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	root, err := labRoot()
+	co, code, err := openCheckout()
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(code, "%v", err)
 	}
-	rt, err := openRuntime(root, *rtName)
+	rt, err := openRuntime(co, *rtName)
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
 	services := fs.Args()
 	if len(services) == 0 {
-		services = allServices(root)
+		services = allServices(co.Root)
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	if err := rt.Up(ctx, services, runtime.Settings{}, *variant); err != nil {
+	if err := rt.Up(ctx, services, lab.Settings{}, *variant); err != nil {
 		rt.Down(context.Background())
 		return fail(exitRuntime, "%v", err)
 	}
@@ -54,12 +54,12 @@ func runUp(args []string) int {
 }
 
 func runDown(args []string) int {
-	root, err := labRoot()
+	co, code, err := openCheckout()
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(code, "%v", err)
 	}
-	rt, err := openRuntime(root, "")
-	if errors.Is(err, runtime.ErrNoTools) {
+	rt, err := openRuntime(co, "")
+	if errors.Is(err, lab.ErrNoTools) {
 		return exitOK // without tools nothing was started
 	}
 	if err != nil {
@@ -72,11 +72,11 @@ func runDown(args []string) int {
 }
 
 func runStatus(args []string) int {
-	root, err := labRoot()
+	co, code, err := openCheckout()
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(code, "%v", err)
 	}
-	rt, err := openRuntime(root, "")
+	rt, err := openRuntime(co, "")
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
@@ -90,11 +90,11 @@ func runStatus(args []string) int {
 
 // runLogs follows the per-process log files the local runtime writes.
 func runLogs(args []string) int {
-	root, err := labRoot()
+	co, code, err := openCheckout()
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(code, "%v", err)
 	}
-	dir := filepath.Join(root, ".state", "logs")
+	dir := filepath.Join(co.State, "logs")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	if len(args) > 0 {
 		files = []string{filepath.Join(dir, args[0]+".log")}

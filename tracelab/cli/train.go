@@ -57,13 +57,13 @@ func runTrain(args []string) int {
 		}
 		return askAndGrade(in, &r, "")
 	}
-	root, err := labRoot()
+	co, code, err := openCheckout()
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(code, "%v", err)
 	}
 	var all []*scenario.Scenario
-	for _, n := range scenario.List(root) {
-		s, err := scenario.Load(root, n)
+	for _, n := range scenario.List(co) {
+		s, err := scenario.Load(co, n)
 		if err != nil {
 			return fail(exitUsage, "%v", err)
 		}
@@ -71,7 +71,7 @@ func runTrain(args []string) int {
 	}
 	cands := train.Candidates(all)
 	if len(cands) == 0 {
-		return fail(exitUsage, "no scenarios under %s/scenarios", root)
+		return fail(exitUsage, "no scenarios under %s/scenarios", co.Root)
 	}
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()
@@ -85,7 +85,7 @@ func runTrain(args []string) int {
 	}
 	r.Truth = train.TruthOf(s, r.Picked.Variant)
 
-	ses, err := startSession(root, "", *keep)
+	ses, err := startSession(co, "", *keep)
 	if err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
@@ -95,7 +95,7 @@ func runTrain(args []string) int {
 	// Progress lines would name the scenario and the variant.
 	hide := strings.NewReplacer(r.Picked.Scenario, "…", r.Picked.Variant, "run")
 	quiet := func(format string, a ...any) { progress("%s", hide.Replace(fmt.Sprintf(format, a...))) }
-	runner := &run.Runner{Root: root, Runtime: ses.rt, Load: ses.load, Progress: quiet}
+	runner := &run.Runner{Lab: co, Runtime: ses.rt, Load: ses.load, Progress: quiet}
 	res, err := runner.Run(ses.ctx, s, run.Options{Profile: *profile, Variants: []string{r.Picked.Variant}})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -105,7 +105,7 @@ func runTrain(args []string) int {
 	}
 	r.Result, r.Report = res.ResultFile, res.ReportFile
 	// The round's own folder: the result's folder is named after the scenario.
-	roundDir := filepath.Join(root, ".state", "train", "round-"+res.StartedAt.Format("20060102T150405Z"))
+	roundDir := filepath.Join(co.State, "train", "round-"+res.StartedAt.Format("20060102T150405Z"))
 	if err := os.MkdirAll(roundDir, 0o755); err != nil {
 		return fail(exitRuntime, "%v", err)
 	}

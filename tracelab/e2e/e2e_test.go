@@ -19,8 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"tracelab/internal/labtest"
+	"tracelab/pkg/lab"
 	"tracelab/pkg/result"
-	"tracelab/pkg/runtime"
 	"tracelab/pkg/scenario"
 )
 
@@ -73,15 +74,11 @@ func tracelabWithInput(t *testing.T, stdin string, env []string, args ...string)
 	return r
 }
 
+// checkout is the lab's checkout, read as the commands read it.
+func checkout(t *testing.T) *lab.Checkout { return labtest.Open(t, root(t)) }
+
 // labPorts are every port of infra/local/ports.env.
-func labPorts(t *testing.T) map[string]string {
-	t.Helper()
-	p, err := runtime.ReadEnvFile(filepath.Join(root(t), "infra", "local", "ports.env"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func labPorts(t *testing.T) map[string]string { return checkout(t).Ports }
 
 // assertNothingLeft proves no lab process survived: every lab port can be
 // bound again and process-compose's pid file is gone.
@@ -247,7 +244,7 @@ func runSmoke(t *testing.T, name string) result.Result {
 // check carries its interval.
 func checkCPUAndIntervals(t *testing.T, name string, res result.Result) {
 	t.Helper()
-	s, err := scenario.Load(root(t), name)
+	s, err := scenario.Load(checkout(t), name)
 	if err != nil {
 		t.Fatal(err)
 	}

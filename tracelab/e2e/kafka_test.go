@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"tracelab/pkg/runtime"
 )
 
 // TestKafkaBatchingSmoke is the scenario's smoke profile on the real
@@ -111,7 +109,7 @@ func TestIngestRefusesBadEventsAndAnswers503WithoutBroker(t *testing.T) {
 		t.Errorf("good events at offsets %d and %d: something was published in between", first, next)
 	}
 
-	tools, err := runtime.ReadEnvFile(filepath.Join(root(t), ".state", "tools.env"))
+	tools, err := checkout(t).Tools()
 	if err != nil {
 		t.Fatal(err)
 	}

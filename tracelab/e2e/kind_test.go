@@ -78,7 +78,7 @@ func TestKind(t *testing.T) {
 }
 
 // writeKindConfig writes the user's cluster config with this machine's
-// workarounds (DESIGN.md, "Containers and kind on these machines"):
+// workarounds (infra/kind-test/README.md, each with its cause):
 //   - containerd may not lower oom_score_adj: the node lacks
 //     CAP_SYS_RESOURCE, so every pod sandbox would fail;
 //   - kubelet 1.35 refuses cgroup v1 unless told otherwise;
@@ -224,7 +224,7 @@ func checkRollouts(t *testing.T, name string, before, after map[string]string) {
 		names = append(names, app)
 	}
 	t.Logf("%s: the variant switches rolled %v", name, names)
-	s, err := scenario.Load(root(t), name)
+	s, err := scenario.Load(checkout(t), name)
 	if err != nil {
 		t.Fatal(err)
 	}

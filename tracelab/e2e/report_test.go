@@ -11,15 +11,15 @@ import (
 	"strings"
 	"testing"
 
+	"tracelab/pkg/lab"
 	"tracelab/pkg/result"
-	"tracelab/pkg/runtime"
 )
 
 // chromium runs the headless browser installed by `make tools` with flags
 // that work without a display, a sandbox or a network.
 func chromium(t *testing.T, args ...string) string {
 	t.Helper()
-	tools, err := runtime.ReadEnvFile(filepath.Join(root(t), ".state", "tools-test.env"))
+	tools, err := lab.ReadEnvFile(filepath.Join(root(t), lab.StateDir, "tools-test.env"))
 	if err != nil || tools["CHROMIUM_BIN"] == "" {
 		t.Fatal("CHROMIUM_BIN missing from .state/tools-test.env; run 'make tools-test'")
 	}

@@ -26,8 +26,9 @@ func trainRun(t *testing.T, answers string, args ...string) run {
 // round, graded again with a wrong one, is graded wrong. One smoke run.
 func TestTrainGradesRightAndWrong(t *testing.T) {
 	var all []*scenario.Scenario
-	for _, n := range scenario.List(root(t)) {
-		s, err := scenario.Load(root(t), n)
+	co := checkout(t)
+	for _, n := range scenario.List(co) {
+		s, err := scenario.Load(co, n)
 		if err != nil {
 			t.Fatal(err)
 		}

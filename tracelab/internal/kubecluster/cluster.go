@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"tracelab/internal/repotest"
-	"tracelab/pkg/runtime"
+	"tracelab/pkg/lab"
 )
 
 // Tools are the pinned programs infra/local/tools.sh k8s builds.
@@ -43,7 +43,7 @@ func ToolsForTest(t testing.TB) Tools {
 	if os.Getenv("TRACELAB_K8S_CHECKS") != "1" {
 		t.Skip("make test-k8s runs the Kubernetes checks (with TRACELAB_K8S_CHECKS=1)")
 	}
-	env, err := runtime.ReadEnvFile(filepath.Join(repotest.Root(t), ".state", "tools-k8s.env"))
+	env, err := lab.ReadEnvFile(filepath.Join(repotest.Root(t), lab.StateDir, "tools-k8s.env"))
 	if err != nil {
 		t.Fatalf("the Kubernetes check tools are not installed (.state/tools-k8s.env): run 'make tools-k8s'")
 	}

@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"tracelab/internal/kubecluster"
+	"tracelab/internal/labtest"
 	"tracelab/internal/repotest"
-	"tracelab/pkg/runtime"
+	"tracelab/pkg/lab"
 )
 
 // The telemetry stack's configurations, checked by the real programs: the
@@ -22,9 +23,8 @@ func configTools(t *testing.T) (string, ConfigTools) {
 	}
 	t.Setenv("TRACELAB_K8S_CHECKS", "1")
 	kustomize := kubecluster.ToolsForTest(t).Kustomize
-	state := filepath.Join(repotest.Root(t), ".state")
-	main, _ := runtime.ReadEnvFile(filepath.Join(state, "tools.env"))
-	k8s, _ := runtime.ReadEnvFile(filepath.Join(state, "tools-k8s.env"))
+	main := labtest.Tools(t)
+	k8s, _ := lab.ReadEnvFile(filepath.Join(repotest.Root(t), lab.StateDir, "tools-k8s.env"))
 	ct := ConfigTools{Otelcol: main["OTELCOL_BIN"], Jaeger: main["JAEGER_BIN"], Promtool: k8s["PROMTOOL_BIN"]}
 	for name, path := range map[string]string{
 		"OTELCOL_BIN (.state/tools.env; make tools)":          ct.Otelcol,

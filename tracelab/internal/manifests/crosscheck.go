@@ -15,7 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tracelab/pkg/components"
-	"tracelab/pkg/runtime"
+	"tracelab/pkg/lab"
 	"tracelab/pkg/scenario"
 )
 
@@ -30,16 +30,13 @@ import (
 // image recipe with the CronJob that runs it, and the
 // overlay's access (kind's port mappings, EKS's storage, port-forward and
 // ECR repositories).
-func CrossCheck(root, overlay string, objs []Object) []string {
-	c := &checker{root: root, overlay: overlay, objs: objs}
+func CrossCheck(co *lab.Checkout, overlay string, objs []Object) []string {
+	c := &checker{co: co, root: co.Root, overlay: overlay, objs: objs, ports: co.Ports}
 	var err error
-	if c.ports, err = runtime.ReadEnvFile(filepath.Join(root, "infra", "local", "ports.env")); err != nil {
+	if c.versions, err = lab.ReadEnvFile(co.Path(lab.VersionsFile)); err != nil {
 		return []string{err.Error()}
 	}
-	if c.versions, err = runtime.ReadEnvFile(filepath.Join(root, "infra", "local", "versions.env")); err != nil {
-		return []string{err.Error()}
-	}
-	if c.lab, err = components.Load(root); err != nil {
+	if c.lab, err = co.Components(); err != nil {
 		return []string{err.Error()}
 	}
 	c.services()
@@ -66,6 +63,7 @@ func CrossCheck(root, overlay string, objs []Object) []string {
 }
 
 type checker struct {
+	co              *lab.Checkout
 	root, overlay   string
 	objs            []Object
 	ports, versions map[string]string
@@ -655,8 +653,8 @@ func (c *checker) kindAccess() {
 		c.bad("k8s/kind/cluster.yaml: mapping %d -> %d belongs to no NodePort", np, hp)
 	}
 	need := []string{"jaeger"}
-	for _, name := range scenario.List(c.root) {
-		if s, err := scenario.Load(c.root, name); err == nil {
+	for _, name := range scenario.List(c.co) {
+		if s, err := scenario.Load(c.co, name); err == nil {
 			need = append(need, s.Entrypoint.Service)
 		}
 	}

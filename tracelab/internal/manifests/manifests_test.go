@@ -8,6 +8,7 @@ import (
 
 	"tracelab/internal/kubecluster"
 	"tracelab/internal/repotest"
+	"tracelab/pkg/lab"
 )
 
 // checkAll renders one overlay and returns every problem of the checks that
@@ -18,7 +19,11 @@ func checkAll(t *testing.T, kustomize, root, overlay string) []string {
 	if err != nil {
 		return []string{err.Error()}
 	}
-	return append(Policy(objs), CrossCheck(root, overlay, objs)...)
+	co, err := lab.Open(root)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	return append(Policy(objs), CrossCheck(co, overlay, objs)...)
 }
 
 func TestOverlaysPassEveryCheck(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tracelab/internal/kubecluster"
+	"tracelab/internal/labtest"
 	"tracelab/internal/repotest"
 )
 
@@ -35,7 +36,7 @@ func TestPostgresPasswordInitContainerSeesTheDatabase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := strings.Join(CrossCheck(root, "kind", objs), "\n")
+			got := strings.Join(CrossCheck(labtest.Open(t, root), "kind", objs), "\n")
 			if !strings.Contains(got, tc.want) {
 				t.Errorf("want %q among:\n%s", tc.want, got)
 			}

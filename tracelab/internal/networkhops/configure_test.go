@@ -21,10 +21,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"tracelab/internal/repotest"
 
+	"tracelab/internal/labtest"
+	"tracelab/internal/repotest"
 	"tracelab/pkg/components"
-	"tracelab/pkg/runtime"
 )
 
 func configurer(t *testing.T) string {
@@ -40,8 +40,7 @@ func toxiproxyBin(t *testing.T) string {
 	}
 	bin := os.Getenv("TOXIPROXY_BIN")
 	if bin == "" {
-		tools, _ := runtime.ReadEnvFile(filepath.Join(repotest.Root(t), ".state", "tools.env"))
-		bin = tools["TOXIPROXY_BIN"]
+		bin = labtest.Tools(t)["TOXIPROXY_BIN"]
 	}
 	if _, err := os.Stat(bin); bin == "" || err != nil {
 		t.Skip("no toxiproxy binary (TOXIPROXY_BIN, or .state/tools.env from 'make tools'); the toxiproxy configurer is not tested")

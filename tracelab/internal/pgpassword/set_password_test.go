@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"tracelab/internal/labtest"
 	"tracelab/internal/repotest"
-	"tracelab/pkg/runtime"
 )
 
 // A password with what SQL and the shell quote: the script must pass it
@@ -106,8 +106,7 @@ func newServer(t *testing.T) *server {
 	t.Helper()
 	bin := os.Getenv("PG_BIN_DIR")
 	if bin == "" {
-		tools, _ := runtime.ReadEnvFile(filepath.Join(repotest.Root(t), ".state", "tools.env"))
-		bin = tools["PG_BIN_DIR"]
+		bin = labtest.Tools(t)["PG_BIN_DIR"]
 	}
 	if _, err := os.Stat(filepath.Join(bin, "postgres")); bin == "" || err != nil {
 		t.Skip("no PostgreSQL binaries (PG_BIN_DIR, or .state/tools.env from 'make tools'); set-postgres-password.sh is not tested")

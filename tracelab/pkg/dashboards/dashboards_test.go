@@ -3,8 +3,9 @@ package dashboards
 import (
 	"strings"
 	"testing"
-	"tracelab/internal/repotest"
 
+	"tracelab/internal/labtest"
+	"tracelab/internal/repotest"
 	"tracelab/pkg/scenario"
 )
 
@@ -48,7 +49,7 @@ func TestDashboardsInTheTree(t *testing.T) {
 	for _, q := range guides {
 		guided[q.Scenario] = true
 	}
-	for _, s := range scenario.List(repotest.Root(t)) {
+	for _, s := range scenario.List(labtest.Lab(t)) {
 		if !have[s] {
 			t.Errorf("scenario %s has no dashboard (a dashboards/*.json tagged %q)", s, s)
 		}

@@ -116,14 +116,6 @@ func All() []Detector {
 	return ds
 }
 
-// ByID returns the registered detector with the given id.
-func ByID(id string) (Detector, bool) {
-	mu.Lock()
-	defer mu.Unlock()
-	d, ok := registry[id]
-	return d, ok
-}
-
 // Sort orders findings by share of the critical path, largest first: what
 // costs the request the most comes first. Ties are broken by the number
 // of traces affected, then by the text fields, so the order is stable.

@@ -20,13 +20,13 @@ import (
 	"text/template"
 
 	"tracelab/pkg/components"
-	"tracelab/pkg/runtime"
+	"tracelab/pkg/lab"
 )
 
 // The generated files, relative to the checkout.
 const (
 	LocalFile    = "infra/local/services.process-compose.yaml"
-	PortsFile    = "infra/local/ports.env"
+	PortsFile    = lab.PortsFile
 	KubeDir      = "k8s/base/services"
 	OtelJavaFile = "services/otel-java.env"
 	// JavaSettingsFile is, in a service's folder, where its settings reader
@@ -70,34 +70,27 @@ const (
 // Files maps each generated file (relative path) to its content.
 type Files map[string][]byte
 
-// All renders every generated file of the checkout at root.
-func All(root string) (Files, error) {
-	lab, err := components.Load(root)
+// All renders every generated file of the checkout c.
+func All(c *lab.Checkout) (Files, error) {
+	comps, err := c.Components()
 	if err != nil {
 		return nil, err
 	}
-	ports, err := runtime.ReadEnvFile(filepath.Join(root, PortsFile))
+	otel, err := lab.ReadEnvFile(c.Path(OtelJavaFile))
 	if err != nil {
 		return nil, err
 	}
-	otel, err := runtime.ReadEnvFile(filepath.Join(root, OtelJavaFile))
-	if err != nil {
-		return nil, err
-	}
-	portsEnv, err := os.ReadFile(filepath.Join(root, PortsFile))
-	if err != nil {
-		return nil, err
-	}
-	g := &generator{lab: lab, ports: ports, otel: otel}
+	// A copy: portsEnv adds the services' ports as it writes their lines.
+	g := &generator{lab: comps, ports: maps.Clone(c.Ports), otel: otel}
 	files := Files{}
-	if files[PortsFile], err = g.portsEnv(portsEnv); err != nil {
+	if files[PortsFile], err = g.portsEnv(c.PortsText()); err != nil {
 		return nil, err
 	}
 	if files[LocalFile], err = g.local(); err != nil {
 		return nil, err
 	}
 	var names []string
-	for _, s := range lab.Services {
+	for _, s := range comps.Services {
 		if files[filepath.Join(KubeDir, s.Name+".yaml")], err = g.kube(s); err != nil {
 			return nil, err
 		}
@@ -106,12 +99,12 @@ func All(root string) (Files, error) {
 	files[filepath.Join(KubeDir, "kustomization.yaml")] = render(kustomizationTemplate, names)
 	// The programs that apply the settings read their allowed values and
 	// defaults from these files, so the descriptions stay their one source.
-	for _, s := range lab.Services {
+	for _, s := range comps.Services {
 		if len(s.Settings) > 0 {
 			files[filepath.Join("services", s.Name, JavaSettingsFile)] = settingsProperties(components.DescriptionFile(s.Name), s.Settings)
 		}
 	}
-	for _, in := range lab.Infrastructure {
+	for _, in := range comps.Infrastructure {
 		if len(in.Settings) > 0 {
 			files[filepath.Join(InfraSettingsDir, in.Name+"-settings.properties")] = settingsProperties(components.InfraFile, in.Settings)
 		}
@@ -246,7 +239,7 @@ func (g *generator) portsEnv(current []byte) ([]byte, error) {
 	if strings.TrimSpace(head) == "" {
 		return nil, fmt.Errorf("%s is empty", PortsFile)
 	}
-	hand, err := parseEnv(head)
+	hand, err := lab.ParseEnv([]byte(head), PortsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -265,22 +258,6 @@ func (g *generator) portsEnv(current []byte) ([]byte, error) {
 		g.ports[s.PortKey()] = strconv.Itoa(s.Port)
 	}
 	return []byte(b.String()), nil
-}
-
-func parseEnv(text string) (map[string]string, error) {
-	out := map[string]string{}
-	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			return nil, fmt.Errorf("%s:%d: expected KEY=VALUE", PortsFile, i+1)
-		}
-		out[k] = v
-	}
-	return out, nil
 }
 
 type localService struct {

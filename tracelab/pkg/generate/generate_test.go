@@ -5,10 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"tracelab/internal/repotest"
 
 	"gopkg.in/yaml.v3"
 
+	"tracelab/internal/labtest"
+	"tracelab/internal/repotest"
 	"tracelab/pkg/components"
 )
 
@@ -16,7 +17,7 @@ import (
 // reproducible.
 func TestCheckedInFilesAreUpToDate(t *testing.T) {
 	root := repotest.Root(t)
-	files, err := All(root)
+	files, err := All(labtest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ secrets:
 settings:
   BILLING_MODE: {values: [eager, lazy], default: eager}
 `)
-	files, err := All(root)
+	files, err := All(labtest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ settings:
 
 	// Removing the description removes the manifest it generated.
 	os.Remove(filepath.Join(root, components.DescriptionFile("billing")))
-	files, err = All(root)
+	files, err = All(labtest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ settings:
 func TestPortsMustNotCollide(t *testing.T) {
 	root := labCopy(t)
 	write(t, filepath.Join(root, components.DescriptionFile("billing")), "port: 19090\nframework: spring\n")
-	if _, err := All(root); err == nil || !strings.Contains(err.Error(), "port 19090 is PROMETHEUS_PORT in infra/local/ports.env too") {
+	if _, err := All(labtest.Open(t, root)); err == nil || !strings.Contains(err.Error(), "port 19090 is PROMETHEUS_PORT in infra/local/ports.env too") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -162,7 +163,7 @@ func TestPortsMustNotCollide(t *testing.T) {
 func TestAnUnknownPortKeyIsNamed(t *testing.T) {
 	root := labCopy(t)
 	write(t, filepath.Join(root, components.DescriptionFile("billing")), "port: 18099\nframework: spring\nneeds: [kafka]\nenv: {X: '{kafka:KAFKA_NOPE_PORT}'}\n")
-	if _, err := All(root); err == nil || !strings.Contains(err.Error(), "no KAFKA_NOPE_PORT in infra/local/ports.env") {
+	if _, err := All(labtest.Open(t, root)); err == nil || !strings.Contains(err.Error(), "no KAFKA_NOPE_PORT in infra/local/ports.env") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"tracelab/internal/labtest"
 	"tracelab/pkg/analyze"
 	"tracelab/pkg/bootstrap"
 	"tracelab/pkg/compare"
@@ -36,7 +37,7 @@ func failed(checks []result.Check) []string {
 }
 
 func loadNplus1(t *testing.T) *scenario.Scenario {
-	s, err := scenario.Load("../../..", "nplus1")
+	s, err := scenario.Load(labtest.Open(t, "../../.."), "nplus1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"tracelab/internal/labtest"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/result"
 	"tracelab/pkg/scenario"
@@ -12,7 +13,7 @@ import (
 
 func loadKafka(t *testing.T) *scenario.Scenario {
 	t.Helper()
-	s, err := scenario.Load("../../..", "kafka-batching")
+	s, err := scenario.Load(labtest.Open(t, "../../.."), "kafka-batching")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,9 @@ import (
 	"tracelab/pkg/bootstrap"
 	"tracelab/pkg/compare"
 	"tracelab/pkg/detect"
+	"tracelab/pkg/lab"
 	"tracelab/pkg/load"
 	"tracelab/pkg/otlp"
-	"tracelab/pkg/runtime"
 	"tracelab/pkg/trace"
 )
 
@@ -44,8 +44,8 @@ type Result struct {
 
 // VariantResult is everything measured for one variant.
 type VariantResult struct {
-	Variant  string           `json:"variant"`
-	Settings runtime.Settings `json:"settings"`
+	Variant  string       `json:"variant"`
+	Settings lab.Settings `json:"settings"`
 	Window   struct {
 		Start time.Time `json:"start"`
 		End   time.Time `json:"end"`

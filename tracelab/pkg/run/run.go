@@ -24,6 +24,7 @@ import (
 	"tracelab/pkg/detect"
 	"tracelab/pkg/jaeger"
 	"tracelab/pkg/judge"
+	"tracelab/pkg/lab"
 	"tracelab/pkg/load"
 	"tracelab/pkg/otlp"
 	"tracelab/pkg/report"
@@ -42,7 +43,7 @@ type Options struct {
 
 // Runner runs a scenario's variants on a runtime, one after another.
 type Runner struct {
-	Root    string
+	Lab     *lab.Checkout // the results go under its state folder
 	Runtime runtime.Runtime
 	// Load runs the load: in this process, or in the cluster on kind and EKS.
 	Load     load.Driver
@@ -62,7 +63,7 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 		}
 	}
 	res := &result.Result{Scenario: s.Name, Profile: opt.Profile, Runtime: r.Runtime.Name(), StartedAt: time.Now().UTC()}
-	dir := filepath.Join(r.Root, ".state", "results", s.Name+"-"+res.StartedAt.Format("20060102T150405Z"))
+	dir := filepath.Join(r.Lab.State, "results", s.Name+"-"+res.StartedAt.Format("20060102T150405Z"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

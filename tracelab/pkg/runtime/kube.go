@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	goruntime "runtime"
 	"slices"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"tracelab/pkg/kubectl"
+	"tracelab/pkg/lab"
 )
 
 // Kube is the runtime of a Kubernetes cluster on which the lab is deployed
@@ -101,11 +101,7 @@ const (
 // well under a minute, but pulling an image on a fresh EKS node takes longer.
 const rolloutTimeout = 5 * time.Minute
 
-func NewKube(name, root string, progress Progress) (*Kube, error) {
-	ports, err := ReadEnvFile(filepath.Join(root, "infra", "local", "ports.env"))
-	if err != nil {
-		return nil, err
-	}
+func NewKube(name string, c *lab.Checkout, progress Progress) (*Kube, error) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		return nil, fmt.Errorf("kubectl is not installed; the %s runtime needs it (README.md, \"Kubernetes\")", name)
 	}
@@ -113,11 +109,11 @@ func NewKube(name, root string, progress Progress) (*Kube, error) {
 	if ctx == "" {
 		ctx = kubeContexts[name]
 	}
-	infra, err := infra(root)
+	infra, err := c.AlwaysInfra()
 	if err != nil {
 		return nil, err
 	}
-	k := newKube(name, ctx, ports, infra, execKubectl{})
+	k := newKube(name, ctx, c.Ports, infra, execKubectl{})
 	k.routed = waitRouted
 	if progress != nil {
 		k.progress = progress

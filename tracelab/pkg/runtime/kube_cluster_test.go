@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"tracelab/internal/kubecluster"
+	"tracelab/internal/labtest"
 	"tracelab/internal/manifests"
 	"tracelab/internal/repotest"
 	"tracelab/pkg/runtime"
@@ -42,10 +43,7 @@ func useCluster(t *testing.T, c *kubecluster.Cluster) {
 // It returns how many requests it has answered.
 func standInForNodePort(t *testing.T, root, portVar string) *atomic.Int32 {
 	t.Helper()
-	ports, err := runtime.ReadEnvFile(filepath.Join(root, "infra", "local", "ports.env"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ports := labtest.Open(t, root).Ports
 	ln, err := net.Listen("tcp", "127.0.0.1:"+ports[portVar])
 	if err != nil {
 		t.Fatalf("the port kind would map (%s): %v", portVar, err)
@@ -73,11 +71,11 @@ func TestKubeSwitchesVariantsOnAServer(t *testing.T) {
 	}
 	useCluster(t, c)
 	answers := standInForNodePort(t, root, "GATEWAY_PORT")
-	k, err := runtime.NewKube("kind", root, t.Logf)
+	k, err := runtime.NewKube("kind", labtest.Open(t, root), t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := scenario.Load(root, "antpath")
+	s, err := scenario.Load(labtest.Open(t, root), "antpath")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +149,7 @@ func TestKubeErrorsSayWhatToDo(t *testing.T) {
 	root := repotest.LabCopy(t)
 	useCluster(t, c)
 	up := func() error {
-		k, err := runtime.NewKube("kind", root, t.Logf)
+		k, err := runtime.NewKube("kind", labtest.Open(t, root), t.Logf)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -14,21 +13,15 @@ import (
 	"strings"
 	"time"
 
-	"tracelab/pkg/components"
+	"tracelab/pkg/lab"
 )
-
-// infra is the telemetry stack every scenario needs on the local runtime:
-// the infrastructure infra/components.yaml marks always.
-func infra(root string) ([]string, error) {
-	_, always, err := components.InfraNames(root)
-	return always, err
-}
 
 // Local runs every component as a plain process on 127.0.0.1 under
 // process-compose (infra/local/process-compose.yaml). process-compose runs
 // detached from tracelab, so `make up` returns; its unix socket and pid
 // file in the state folder are how later commands find it.
 type Local struct {
+	lab         *lab.Checkout
 	root, state string
 	ports       map[string]string // ports.env
 	pc          ProcessCompose
@@ -56,28 +49,22 @@ type ProcessCompose interface {
 	Kill(pid int)
 }
 
-// ErrNoTools means .state/tools.env is missing: nothing can have been started.
-var ErrNoTools = errors.New("the lab's tools are not installed; run 'make tools'")
-
-func NewLocal(root string, progress Progress) (*Local, error) {
-	ports, err := ReadEnvFile(filepath.Join(root, "infra", "local", "ports.env"))
+// NewLocal returns the local runtime, or lab.ErrNoTools before `make tools`.
+func NewLocal(c *lab.Checkout, progress Progress) (*Local, error) {
+	tools, err := c.Tools()
 	if err != nil {
 		return nil, err
 	}
-	tools, err := ReadEnvFile(filepath.Join(root, ".state", "tools.env"))
-	if err != nil {
-		return nil, ErrNoTools
-	}
-	pc := &execProcessCompose{bin: tools["PROCESS_COMPOSE_BIN"], dir: root, env: environ(root, tools, ports)}
-	l := newLocal(root, ports, pc)
+	pc := &execProcessCompose{bin: tools["PROCESS_COMPOSE_BIN"], dir: c.Root, env: environ(c, tools)}
+	l := newLocal(c, pc)
 	if progress != nil {
 		l.progress = progress
 	}
 	return l, nil
 }
 
-func newLocal(root string, ports map[string]string, pc ProcessCompose) *Local {
-	return &Local{root: root, state: filepath.Join(root, ".state"), ports: ports, pc: pc,
+func newLocal(c *lab.Checkout, pc ProcessCompose) *Local {
+	return &Local{lab: c, root: c.Root, state: c.State, ports: c.Ports, pc: pc,
 		progress: func(string, ...any) {}, poll: 500 * time.Millisecond, stopWait: 30 * time.Second}
 }
 
@@ -139,7 +126,7 @@ func (l *Local) Up(ctx context.Context, services []string, settings Settings, va
 			vars[k] = v
 		}
 		path := filepath.Join(l.state, "env", svc+".env")
-		content := envFileContent(vars)
+		content := lab.EnvFileContent("Written by tracelab: the startup settings of this service's current variant.", vars)
 		if old, err := os.ReadFile(path); err == nil && string(old) == content {
 			continue
 		}
@@ -148,7 +135,7 @@ func (l *Local) Up(ctx context.Context, services []string, settings Settings, va
 		}
 		changed[svc] = true
 	}
-	always, err := infra(l.root)
+	always, err := l.lab.AlwaysInfra()
 	if err != nil {
 		return err
 	}

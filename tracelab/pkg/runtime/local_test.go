@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tracelab/internal/labtest"
 )
 
 // localLifecycle drives Local through what a scenario run does to it: a
@@ -68,7 +70,8 @@ func (p *pcReplay) Stop(pid int)       { p.stopped = append(p.stopped, pid) }
 func (p *pcReplay) Kill(pid int)       { p.killed = append(p.killed, pid) }
 
 // labRoot is an empty checkout but for infra/components.yaml, the lab's
-// own, which says what infrastructure every scenario starts.
+// own, which says what infrastructure every scenario starts, and an empty
+// ports.env.
 func labRoot(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
@@ -76,10 +79,13 @@ func labRoot(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(root, "infra"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(root, "infra", "local"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(root, "infra", "components.yaml"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "infra", "local", "ports.env"), []byte("# no ports\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -88,7 +94,7 @@ func labRoot(t *testing.T) string {
 func TestLocalLifecycle(t *testing.T) {
 	root := labRoot(t)
 	pc := &pcReplay{tr: loadTranscript(t, "testdata/local-lifecycle.pc.transcript"), root: root}
-	l := newLocal(root, map[string]string{}, pc)
+	l := newLocal(labtest.Open(t, root), pc)
 	l.poll = 0
 	errs := localLifecycle(context.Background(), l)
 	for _, step := range []string{"cold start", "variant switch", "same variant", "down"} {
@@ -125,7 +131,7 @@ $ process-compose down --unix-socket $ROOT/.state/process-compose.sock
 ! process-compose down: exit status 1: context deadline exceeded
 `), 0o644)
 	pc := &pcReplay{tr: loadTranscript(t, path), root: root}
-	l := newLocal(root, map[string]string{}, pc)
+	l := newLocal(labtest.Open(t, root), pc)
 	l.poll, l.stopWait = 0, 0
 	l.pc = stubbornProcesses{pc}
 	if err := l.Down(context.Background()); err != nil {

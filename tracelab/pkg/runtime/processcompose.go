@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"tracelab/pkg/lab"
 )
 
 // execProcessCompose runs the process-compose binary that make tools built.
@@ -19,14 +21,14 @@ type execProcessCompose struct {
 
 // environ is what process-compose expands its file with, and what every
 // process inherits: the tool paths, the ports and the state folder.
-func environ(root string, tools, ports map[string]string) []string {
+func environ(c *lab.Checkout, tools map[string]string) []string {
 	env := os.Environ()
-	for _, m := range []map[string]string{tools, ports} {
+	for _, m := range []map[string]string{tools, c.Ports} {
 		for k, v := range m {
 			env = append(env, k+"="+v)
 		}
 	}
-	return append(env, "LAB_ROOT="+root, "LAB_STATE="+filepath.Join(root, ".state"), "LAB_VERSION="+version(root), "PC_DISABLE_TUI=1")
+	return append(env, "LAB_ROOT="+c.Root, "LAB_STATE="+c.State, "LAB_VERSION="+version(c.Root), "PC_DISABLE_TUI=1")
 }
 
 // version is the checkout's commit, recorded on every span as service.version.

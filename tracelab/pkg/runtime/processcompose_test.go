@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tracelab/pkg/lab"
 )
 
 // The client logs inside the checkout: its default, one file in /tmp per
@@ -17,7 +19,7 @@ func TestProcessComposeClientLogsInTheCheckout(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$PC_LOG_FILE\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	pc := &execProcessCompose{bin: bin, dir: root, env: environ(root, nil, nil)}
+	pc := &execProcessCompose{bin: bin, dir: root, env: environ(&lab.Checkout{Root: root, State: filepath.Join(root, ".state")}, nil)}
 	out, err := pc.Call(context.Background(), "process", "list")
 	if err != nil {
 		t.Fatal(err)

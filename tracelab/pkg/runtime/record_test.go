@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"tracelab/internal/labtest"
 )
 
 // TestRecordLocalLifecycle records testdata/local-lifecycle.pc.transcript
@@ -42,7 +44,7 @@ func TestRecordLocalLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := NewLocal(root, t.Logf)
+	l, err := NewLocal(labtest.Open(t, root), t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,17 +6,14 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
+	"tracelab/pkg/lab"
 	"tracelab/pkg/load"
 )
 
-// Settings are startup settings per service: service -> VARIABLE -> value.
-type Settings map[string]map[string]string
+// Settings are a variant's startup settings (lab.Settings), named here
+// because Up takes them.
+type Settings = lab.Settings
 
 // Runtime brings services up with a variant's settings, says where the
 // endpoints are, and tears everything down.
@@ -59,46 +56,14 @@ type Runtime interface {
 // Progress receives a runtime's progress lines (printf-style).
 type Progress func(format string, a ...any)
 
-// New returns the runtime called name; root is the lab's checkout.
-func New(name, root string, progress Progress) (Runtime, error) {
+// New returns the runtime called name on the checkout c.
+func New(name string, c *lab.Checkout, progress Progress) (Runtime, error) {
 	switch name {
 	case "", "local":
-		return NewLocal(root, progress)
+		return NewLocal(c, progress)
 	case "kind", "eks":
-		return NewKube(name, root, progress)
+		return NewKube(name, c, progress)
 	default:
 		return nil, fmt.Errorf("unknown runtime %q; known runtimes: local, kind, eks", name)
 	}
-}
-
-// ReadEnvFile parses KEY=VALUE lines, skipping blanks and # comments.
-func ReadEnvFile(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for i, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			return nil, fmt.Errorf("%s:%d: expected KEY=VALUE", filepath.Base(path), i+1)
-		}
-		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	return out, nil
-}
-
-// envFileContent renders vars as a sorted KEY=VALUE file, so that equal
-// settings give equal bytes and a restart happens only on a real change.
-func envFileContent(vars map[string]string) string {
-	var b strings.Builder
-	b.WriteString("# Written by tracelab: the startup settings of this service's current variant.\n")
-	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		fmt.Fprintf(&b, "%s=%s\n", k, vars[k])
-	}
-	return b.String()
 }

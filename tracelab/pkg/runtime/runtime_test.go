@@ -2,25 +2,12 @@ package runtime
 
 import (
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-func TestEnvFileRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.env")
-	vars := map[string]string{"B": "2", "A": "1=one"}
-	os.WriteFile(path, []byte(envFileContent(vars)), 0o644)
-	got, err := ReadEnvFile(path)
-	if err != nil || len(got) != 2 || got["A"] != "1=one" || got["B"] != "2" {
-		t.Fatalf("got %v, %v", got, err)
-	}
-	if envFileContent(vars) != envFileContent(map[string]string{"A": "1=one", "B": "2"}) {
-		t.Error("equal settings must render equal files, or every run restarts every service")
-	}
-}
+	"tracelab/pkg/lab"
+)
 
 func TestPortTakenIsNamed(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -37,7 +24,7 @@ func TestPortTakenIsNamed(t *testing.T) {
 }
 
 func TestUnknownRuntime(t *testing.T) {
-	if _, err := New("docker", t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "known runtimes: local") {
+	if _, err := New("docker", &lab.Checkout{Root: t.TempDir()}, nil); err == nil || !strings.Contains(err.Error(), "known runtimes: local") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -217,12 +217,6 @@ func RuleFor(id string) Rule {
 	}
 }
 
-// Described reports whether a detector id has its own rule text.
-func Described(id string) bool {
-	_, ok := ruleText[id]
-	return ok
-}
-
 // FromReport encodes r as a log of one run whose rules are detectorIDs (in
 // that order; pass the ids of detect.All()). A finding of an id not in
 // detectorIDs gets a rule of its own, appended. paths places each service

@@ -145,7 +145,7 @@ func TestEveryDetectorHasARule(t *testing.T) {
 		if rules[i].ID != id {
 			t.Errorf("rule %d is %q, want %q", i, rules[i].ID, id)
 		}
-		if !Described(id) {
+		if _, described := ruleText[id]; !described {
 			t.Errorf("detector %q has no rule text in sarif.ruleText", id)
 		}
 	}

@@ -22,15 +22,15 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tracelab/pkg/components"
+	"tracelab/pkg/lab"
 	"tracelab/pkg/load"
-	"tracelab/pkg/runtime"
 )
 
 //go:embed schema.json
 var schemaJSON []byte
 
 // Settings are startup settings per service: service -> VARIABLE -> value.
-type Settings = runtime.Settings
+type Settings = lab.Settings
 
 // Scenario is one scenario.yaml. Field meanings are in schema.json and the README.
 type Scenario struct {
@@ -173,9 +173,9 @@ func (s *Scenario) OnRuntime(runtime string) *Scenario {
 	return &out
 }
 
-// List returns the names of the scenarios under root/scenarios.
-func List(root string) []string {
-	return components.FoldersHolding(filepath.Join(root, "scenarios"), "scenario.yaml")
+// List returns the names of the scenarios under the checkout's scenarios/.
+func List(c *lab.Checkout) []string {
+	return components.FoldersHolding(filepath.Join(c.Root, "scenarios"), "scenario.yaml")
 }
 
 // ErrUnknown is returned by Load for a scenario that does not exist.
@@ -183,12 +183,13 @@ var ErrUnknown = errors.New("unknown scenario")
 
 // Load reads and validates scenarios/<name>/scenario.yaml. Errors name the
 // file and the offending field.
-func Load(root, name string) (*Scenario, error) {
+func Load(c *lab.Checkout, name string) (*Scenario, error) {
+	root := c.Root
 	dir := filepath.Join(root, "scenarios", name)
 	path := filepath.Join(dir, "scenario.yaml")
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w %q; known scenarios: %s", ErrUnknown, name, strings.Join(List(root), ", "))
+		return nil, fmt.Errorf("%w %q; known scenarios: %s", ErrUnknown, name, strings.Join(List(c), ", "))
 	}
 	if err != nil {
 		return nil, err
@@ -210,7 +211,7 @@ func Load(root, name string) (*Scenario, error) {
 	if err := s.checkLoadParams(); err != nil {
 		return nil, fmt.Errorf("%s: %w", relPath(root, path), err)
 	}
-	if err := s.checkComponents(root); err != nil {
+	if err := s.checkComponents(c); err != nil {
 		return nil, fmt.Errorf("%s: %w", relPath(root, path), err)
 	}
 	s.Dir = dir
@@ -250,8 +251,8 @@ func (s *Scenario) checkLoadParams() error {
 // checkComponents: every service the scenario names is a component of the
 // lab, and every setting it changes is one its component's description
 // declares, with an allowed value.
-func (s *Scenario) checkComponents(root string) error {
-	lab, err := components.Load(root)
+func (s *Scenario) checkComponents(c *lab.Checkout) error {
+	lab, err := c.Components()
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tracelab/internal/labtest"
 )
 
 func nplus1YAML(t *testing.T) string {
@@ -18,12 +20,13 @@ func nplus1YAML(t *testing.T) string {
 
 func TestEveryScenarioIsValid(t *testing.T) {
 	root, _ := filepath.Abs("../../..")
-	names := List(root)
+	lab := labtest.Open(t, root)
+	names := List(lab)
 	if len(names) == 0 {
 		t.Fatal("no scenarios found")
 	}
 	for _, n := range names {
-		if _, err := Load(root, n); err != nil {
+		if _, err := Load(lab, n); err != nil {
 			t.Errorf("%s: %v", n, err)
 		}
 	}
@@ -78,7 +81,7 @@ func TestSettingsMustBeDeclaredByTheirComponent(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
 			src, _ := filepath.Abs("../../..")
-			for _, rel := range []string{"infra/components.yaml", "services/catalog/service.yaml", "services/pricing/service.yaml", "loadtests/nplus1.yaml"} {
+			for _, rel := range []string{"infra/components.yaml", "services/catalog/service.yaml", "services/pricing/service.yaml", "loadtests/nplus1.yaml", "infra/local/ports.env"} {
 				data, err := os.ReadFile(filepath.Join(src, rel))
 				if err != nil {
 					t.Fatal(err)
@@ -93,7 +96,7 @@ func TestSettingsMustBeDeclaredByTheirComponent(t *testing.T) {
 			}
 			os.MkdirAll(filepath.Join(root, "scenarios", "nplus1"), 0o755)
 			os.WriteFile(filepath.Join(root, "scenarios", "nplus1", "scenario.yaml"), []byte(bad), 0o644)
-			if _, err := Load(root, "nplus1"); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			if _, err := Load(labtest.Open(t, root), "nplus1"); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("got %v, want one line with %q", err, c.want)
 			}
 		})
@@ -102,7 +105,7 @@ func TestSettingsMustBeDeclaredByTheirComponent(t *testing.T) {
 
 func TestUnknownScenarioListsKnownOnes(t *testing.T) {
 	root, _ := filepath.Abs("../../..")
-	_, err := Load(root, "nope")
+	_, err := Load(labtest.Open(t, root), "nope")
 	if err == nil || !strings.Contains(err.Error(), "known scenarios: ") || !strings.Contains(err.Error(), "nplus1") {
 		t.Fatalf("got %v", err)
 	}

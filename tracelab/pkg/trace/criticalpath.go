@@ -176,16 +176,6 @@ func (cp CriticalPath) Total() int64 {
 	return total
 }
 
-// SelfTime returns, per span id, how long that span itself (not its
-// children) was on the critical path.
-func (cp CriticalPath) SelfTime() map[string]int64 {
-	m := make(map[string]int64)
-	for _, s := range cp {
-		m[s.SpanID] += s.Duration()
-	}
-	return m
-}
-
 // CriticalTimeUnder is the critical-path time spent in tops or anywhere
 // below them: for a client span, the call itself plus the server work it
 // waited for. A span listed twice, or nested under another listed span, is

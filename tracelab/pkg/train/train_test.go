@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"tracelab/internal/labtest"
 	"tracelab/pkg/scenario"
 )
 
@@ -34,8 +35,9 @@ func TestGrade(t *testing.T) {
 func TestPickIsRandomButReplayable(t *testing.T) {
 	root, _ := filepath.Abs("../../..")
 	var ss []*scenario.Scenario
-	for _, n := range scenario.List(root) {
-		s, err := scenario.Load(root, n)
+	co := labtest.Open(t, root)
+	for _, n := range scenario.List(co) {
+		s, err := scenario.Load(co, n)
 		if err != nil {
 			t.Fatal(err)
 		}
