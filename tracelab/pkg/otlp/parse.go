@@ -131,6 +131,7 @@ type parser struct {
 	slab  []trace.Span
 	own   []byte
 	attrs []attrRef
+	kvs   []trace.KeyValue // see sortedAttrs
 }
 
 func (p *parser) skipBOM() {

@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,7 +73,7 @@ func TestParsePlainOTLP(t *testing.T) {
 		"sampled": "true", "ratio": "0.25", "tags": `["a","2"]`,
 	}
 	for k, v := range want {
-		if got := tr.Root.Attrs[k]; got != v {
+		if got := tr.Root.Attrs.Value(k); got != v {
 			t.Errorf("attr %s = %q, want %q", k, got, v)
 		}
 	}
@@ -207,9 +208,9 @@ func TestWriteRoundTrip(t *testing.T) {
 	}
 	out := parseOne(t, buf.String())
 	checkCatalogTrace(t, out)
-	for k, v := range in.Root.Attrs {
-		if out.Root.Attrs[k] != v {
-			t.Errorf("attr %s: %q became %q", k, v, out.Root.Attrs[k])
+	for k, v := range in.Root.Attrs.Map() {
+		if out.Root.Attrs.Value(k) != v {
+			t.Errorf("attr %s: %q became %q", k, v, out.Root.Attrs.Value(k))
 		}
 	}
 	if out.Root.ResourceAttrs["service.name"] != "catalog" {
@@ -251,9 +252,9 @@ func TestParseAcrossBufferBoundaries(t *testing.T) {
 				g.Start != w.Start || g.End != w.End || g.Kind != w.Kind || g.Service != w.Service || len(g.Attrs) != len(w.Attrs) {
 				t.Fatalf("buffer %d: span %d = %+v, want %+v", size, i, g, w)
 			}
-			for k, v := range w.Attrs {
-				if g.Attrs[k] != v {
-					t.Fatalf("buffer %d: span %d attr %s = %q, want %q", size, i, k, g.Attrs[k], v)
+			for k, v := range w.Attrs.Map() {
+				if g.Attrs.Value(k) != v {
+					t.Fatalf("buffer %d: span %d attr %s = %q, want %q", size, i, k, g.Attrs.Value(k), v)
 				}
 			}
 		}
@@ -279,5 +280,21 @@ func TestParseAgentLogLines(t *testing.T) {
 	}
 	if tr.Parent(tr.Span("02")) != tr.Root {
 		t.Error("the JDBC span is not linked under the server span")
+	}
+}
+
+// A span's attributes come out sorted by key, a repeated key's last value
+// winning and an empty key dropped, whatever order the producer wrote.
+func TestParseSpanAttributesSortedLastWins(t *testing.T) {
+	doc := `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"02","attributes":[
+	  {"key":"z","value":{"stringValue":"first"}},
+	  {"key":"a","value":{"intValue":1}},
+	  {"key":"","value":{"stringValue":"no key"}},
+	  {"key":"m","value":{"stringValue":"a value longer than sixteen bytes"}},
+	  {"key":"z","value":{"stringValue":"last"}}]}]}]}]}`
+	tr := parseOne(t, doc)
+	want := trace.Attrs{{Key: "a", Value: "1"}, {Key: "m", Value: "a value longer than sixteen bytes"}, {Key: "z", Value: "last"}}
+	if got := tr.Root.Attrs; !slices.Equal(got, want) {
+		t.Errorf("attributes %v, want %v", got, want)
 	}
 }

@@ -84,13 +84,45 @@ func (p *parser) span() error {
 
 	own := string(p.own)
 	s.TraceID, s.SpanID, s.ParentID = traceID, spanID.in(own), parentID.in(own)
-	s.Attrs = make(map[string]string, len(p.attrs))
-	for _, a := range p.attrs { // in input order: a repeated key's last value wins
-		s.Attrs[a.key] = a.val.in(own)
-	}
+	s.Attrs = p.sortedAttrs(own)
 	p.spans = append(p.spans, s)
 	return nil
 }
+
+// sortedAttrs returns p.attrs as trace.Attrs: sorted by key, a repeated
+// key's last value winning. The pairs of many spans share one block of
+// memory: one allocation per kvBlock pairs instead of one per span, and
+// the block is alive as long as the spans are anyway.
+func (p *parser) sortedAttrs(own string) trace.Attrs {
+	a := p.attrs
+	for i := 1; i < len(a); i++ { // insertion sort, stable: few keys, often in order
+		for j := i; j > 0 && a[j].key < a[j-1].key; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+	n := 0
+	for i := range a {
+		if i+1 < len(a) && a[i+1].key == a[i].key {
+			continue // a later one wins
+		}
+		a[n] = a[i]
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	if cap(p.kvs)-len(p.kvs) < n {
+		p.kvs = make([]trace.KeyValue, 0, max(kvBlock, n))
+	}
+	lo := len(p.kvs)
+	for _, r := range a[:n] {
+		p.kvs = append(p.kvs, trace.KeyValue{Key: r.key, Value: r.val.in(own)})
+	}
+	return p.kvs[lo:len(p.kvs):len(p.kvs)] // capped: appending to one span's attrs copies them
+}
+
+// kvBlock is how many attribute pairs are allocated at once.
+const kvBlock = 1024
 
 // spanSlab is how many Spans are allocated at once. Small, because a slab
 // stays in memory as long as any of its spans does.
