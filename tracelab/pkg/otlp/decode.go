@@ -51,6 +51,10 @@ func (p *parser) nextKey(first bool) (key []byte, more bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	if l := p.lx; l.pos < l.end && l.buf[l.pos] == ':' { // compact JSON: no refill, no copy
+		l.pos++
+		return key, true, nil
+	}
 	// Reading the ':' may refill the buffer under key: keep a copy. The copy
 	// is reused by the next key, which is why callers must not keep it.
 	p.key = append(p.key[:0], key...)
