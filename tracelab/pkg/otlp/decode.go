@@ -200,14 +200,27 @@ func (p *parser) enum(what string, byName func(string) (int64, bool)) (int64, er
 }
 
 func (p *parser) intern(b []byte) string {
-	if v, ok := p.strs[string(b)]; ok {
-		return v
+	// Most strings interned are what the span before had in the same
+	// place (its attribute keys, its trace id, its method): a small table
+	// indexed by a few of their bytes finds them without hashing them all.
+	var slot *string
+	if n := len(b); n > 0 {
+		slot = &p.recent[(uint(n)*131+uint(b[0])*31+uint(b[n/2])*7+uint(b[n-1]))%uint(len(p.recent))]
+		if *slot == string(b) {
+			return *slot
+		}
 	}
-	s := string(b)
-	if len(p.strs) < maxInterned {
-		p.strs[s] = s
+	v, ok := p.strs[string(b)]
+	if !ok {
+		v = string(b)
+		if len(p.strs) < maxInterned {
+			p.strs[v] = v
+		}
 	}
-	return s
+	if slot != nil {
+		*slot = v
+	}
+	return v
 }
 
 // maxInterned bounds the intern table so that a file full of unique

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"tracelab/pkg/trace"
 )
@@ -296,5 +297,26 @@ func TestParseSpanAttributesSortedLastWins(t *testing.T) {
 	want := trace.Attrs{{Key: "a", Value: "1"}, {Key: "m", Value: "a value longer than sixteen bytes"}, {Key: "z", Value: "last"}}
 	if got := tr.Root.Attrs; !slices.Equal(got, want) {
 		t.Errorf("attributes %v, want %v", got, want)
+	}
+}
+
+// intern returns each string's own text, whichever strings share a slot
+// of its recent table, and the same copy for the same text.
+func TestInternReturnsTheTextAsked(t *testing.T) {
+	p := &parser{strs: map[string]string{}}
+	words := []string{"", "a", "GET", "POST", "http.route", "url.path", "5432", "5433"}
+	for i := 0; i < 2000; i++ { // many strings per slot
+		words = append(words, strings.Repeat("x", i%40)+string(rune('a'+i%26)))
+	}
+	for round := 0; round < 2; round++ {
+		for _, w := range words {
+			if got := p.intern([]byte(w)); got != w {
+				t.Fatalf("intern(%q) = %q", w, got)
+			}
+		}
+	}
+	a, b := p.intern([]byte("http.route")), p.intern([]byte("http.route"))
+	if unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Error("the same text interned twice gave two copies")
 	}
 }
