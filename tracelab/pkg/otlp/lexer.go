@@ -106,6 +106,15 @@ func (l *lexer) more(keep int) bool {
 // peek skips whitespace and returns the next byte without consuming it,
 // or 0 at the end of the input.
 func (l *lexer) peek() byte {
+	// Small enough to be inlined: compact JSON, what producers write, has
+	// no whitespace between tokens, and the parser peeks before each one.
+	if l.pos < l.end && l.buf[l.pos] > ' ' {
+		return l.buf[l.pos]
+	}
+	return l.peekSlow()
+}
+
+func (l *lexer) peekSlow() byte {
 	for {
 		for l.pos < l.end {
 			switch c := l.buf[l.pos]; c {
