@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -169,6 +170,9 @@ func (p *parser) integer(what string) (int64, error) {
 	if err != nil || string(b) == "null" || len(b) == 0 {
 		return 0, err
 	}
+	if n, ok := shortDecimal(b); ok { // every timestamp: skip strconv's generality
+		return int64(n), nil // past MaxInt64 it wraps, as ParseUint's below
+	}
 	if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
 		return n, nil
 	}
@@ -181,12 +185,31 @@ func (p *parser) integer(what string) (int64, error) {
 	return 0, p.valueError("%s %q is not an integer", what, b)
 }
 
+// shortDecimal reads b when it is 1 to 19 decimal digits, which fit a
+// uint64 (timestamps in nanoseconds have 19).
+func shortDecimal(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
+}
+
 // enum reads an enum as a number (3), a numeric string ("3") or a name.
 func (p *parser) enum(what string, byName func(string) (int64, bool)) (int64, error) {
 	quoted := p.lx.peek() == '"'
 	b, err := p.scalar(what)
 	if err != nil || string(b) == "null" {
 		return 0, err
+	}
+	if n, ok := shortDecimal(b); ok && n <= math.MaxInt64 {
+		return int64(n), nil
 	}
 	if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
 		return n, nil

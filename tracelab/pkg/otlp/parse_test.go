@@ -320,3 +320,26 @@ func TestInternReturnsTheTextAsked(t *testing.T) {
 		t.Error("the same text interned twice gave two copies")
 	}
 }
+
+// Integers read the same through the short path for plain digits as
+// through strconv for the rest: 19 digits, past MaxInt64 (wrapping, as
+// unsigned), signs, exponents.
+func TestIntegerForms(t *testing.T) {
+	for in, want := range map[string]int64{
+		`"1735732800150000000"`:  1735732800150000000,
+		`1735732800150000000`:    1735732800150000000,
+		`"9223372036854775807"`:  9223372036854775807,
+		`"9223372036854775808"`:  -9223372036854775808,
+		`"18446744073709551615"`: -1,
+		`"-5"`:                   -5,
+		`"0"`:                    0,
+		`" 42 "`:                 42,
+		`1.7e18`:                 1700000000000000000,
+	} {
+		p := &parser{lx: newLexer(strings.NewReader(in), 64, Limits{}.resolved()), strs: map[string]string{}}
+		got, err := p.integer("x")
+		if err != nil || got != want {
+			t.Errorf("integer(%s) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}
