@@ -343,3 +343,29 @@ func TestIntegerForms(t *testing.T) {
 		}
 	}
 }
+
+// String attributes in the compact form (read by compactStringAttr) read
+// as the same attributes written with spaces (read by the generic path).
+func TestCompactStringAttributesReadAsSpaced(t *testing.T) {
+	attrs := `[{"key":"http.request.method","value":{"stringValue":"GET"}},` +
+		`{"key":"db.statement","value":{"stringValue":"SELECT a FROM b WHERE c = 17 LIMIT 21"}},` +
+		`{"key":"empty","value":{"stringValue":""}},` +
+		`{"key":"quoted","value":{"stringValue":"say \"hi\""}},` +
+		`{"key":"","value":{"stringValue":"no key"}},` +
+		`{"key":"n","value":{"intValue":"7"}},` +
+		`{"key":"http.request.method","value":{"stringValue":"POST"}}]`
+	doc := func(a string) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"02","attributes":` + a + `}]}]}]}`
+	}
+	spaced := strings.NewReplacer(`{"key":`, `{ "key" : `, `,"value":`, ` , "value": `).Replace(attrs)
+	compact, generic := parseOne(t, doc(attrs)).Root.Attrs, parseOne(t, doc(spaced)).Root.Attrs
+	if !slices.Equal(compact, generic) {
+		t.Errorf("compact %v\nspaced  %v", compact, generic)
+	}
+	if v := compact.Value("http.request.method"); v != "POST" {
+		t.Errorf("repeated key: %q, want the last, POST", v)
+	}
+	if len(compact) != 5 {
+		t.Errorf("%d attributes, want 5 (the empty key dropped, the repeated one once): %v", len(compact), compact)
+	}
+}

@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,6 +178,10 @@ type attrRef struct {
 func (p *parser) spanAttributes() error {
 	p.attrs = p.attrs[:0]
 	return p.array("attributes", func() error {
+		if a, ok := p.compactStringAttr(); ok {
+			p.attrs = append(p.attrs, a)
+			return nil
+		}
 		var a attrRef
 		_, err := p.object(func(key []byte) error {
 			var err error
@@ -195,6 +200,56 @@ func (p *parser) spanAttributes() error {
 		}
 		return err
 	})
+}
+
+// compactStringAttr reads an attribute written as every OTLP writer the
+// lab has seen writes string attributes, {"key":"K","value":{"stringValue":"V"}}
+// with no space, no escape and a non-empty key, when it lies in the
+// lexer's buffer whole. It reads it as spanAttributes would, without the
+// generic path's calls per member; it reports false, having consumed
+// nothing, for anything else, which the generic path then reads.
+func (p *parser) compactStringAttr() (attrRef, bool) {
+	l := p.lx
+	b := l.buf[l.pos:l.end]
+	const keyOpen, valueOpen, valueClose = `{"key":"`, `","value":{"stringValue":"`, `"}}`
+	if !bytes.HasPrefix(b, []byte(keyOpen)) {
+		return attrRef{}, false
+	}
+	b = b[len(keyOpen):]
+	k := plainStringLen(b)
+	if k <= 0 || k > l.maxToken || !bytes.HasPrefix(b[k:], []byte(valueOpen)) {
+		return attrRef{}, false
+	}
+	key := b[:k]
+	b = b[k+len(valueOpen):]
+	v := plainStringLen(b)
+	if v < 0 || v > l.maxToken || !bytes.HasPrefix(b[v:], []byte(valueClose)) {
+		return attrRef{}, false
+	}
+	val := b[:v]
+	l.pos += len(keyOpen) + k + len(valueOpen) + v + len(valueClose)
+	a := attrRef{key: p.intern(key)}
+	if len(val) <= 16 { // as valueRef: short values repeat
+		a.val = strRef{s: p.intern(val)}
+	} else {
+		a.val = p.ownRef(val)
+	}
+	return a, true
+}
+
+// plainStringLen is the length of the string content at the start of b,
+// up to its closing quote, or -1 when b holds no closing quote or the
+// content has an escape or a control character.
+func plainStringLen(b []byte) int {
+	for i, c := range b {
+		if !plainStringByte[c] {
+			if c == '"' {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 func (p *parser) status(s *trace.Span) error {
