@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"tracelab/pkg/analyze"
@@ -94,6 +95,8 @@ func runAnalyze(args []string) int {
 	}
 	src.Log = os.Stderr
 
+	defer batchGC(os.LookupEnv)()
+
 	ctx, stop := interruptible()
 	defer stop()
 	t0 := time.Now()
@@ -121,6 +124,25 @@ func runAnalyze(args []string) int {
 		return fail(exitRuntime, "analyze: writing the report: %v", err)
 	}
 	return exitOK
+}
+
+// batchGCPercent is the GC target of analyze, unless GOGC says otherwise.
+// analyze builds its traces and keeps them to the end: nearly everything
+// it allocates stays live, so each collection rescans a heap that only
+// grows. Collecting at 4x rather than 2x the live heap saved an eighth of
+// the CPU on 150k spans (with peak RSS unchanged, since the last cycles
+// run on an almost final heap) and a fifth at 1M spans, for 9% more RSS.
+const batchGCPercent = 300
+
+// batchGC sets the GC target of a batch run unless the user chose one
+// with GOGC, and returns what restores the previous one (tests run
+// analyze in process).
+func batchGC(lookupEnv func(string) (string, bool)) (restore func()) {
+	if _, set := lookupEnv("GOGC"); set {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(batchGCPercent)
+	return func() { debug.SetGCPercent(prev) }
 }
 
 // fetchFailure reports a failed Source.Fetch with its exit code: 130 when

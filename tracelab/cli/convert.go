@@ -158,7 +158,7 @@ func redactMachine(traces []*trace.Trace) {
 	resources := map[string]map[string]string{}
 	for _, t := range traces {
 		for _, s := range t.Spans {
-			s.Attrs = clean(s.Attrs)
+			s.Attrs = trace.AttrsOf(clean(s.Attrs.Map()))
 			r, ok := resources[s.Service]
 			if !ok {
 				r = clean(s.ResourceAttrs)

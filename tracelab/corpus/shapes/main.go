@@ -194,13 +194,13 @@ var shapes = map[string]func(*builder){
 			b.request("books", "GET", "/books", "/books", 0.3, func(h *trace.Span) {
 				for k := 0; k < 8; k++ {
 					s := b.stmt(h, "books", "SELECT a.name FROM authors a WHERE a.id = ?", 0.4)
-					s.Attrs["db.query.parameter.0"] = strconv.Itoa(k + 1)
+					s.Attrs.Set("db.query.parameter.0", strconv.Itoa(k+1))
 				}
 			})
 			b.request("books", "GET", "/books/{id}", "/books/"+strconv.Itoa(i), 0.3, func(h *trace.Span) {
 				for k := 0; k < 8; k++ {
 					s := b.stmt(h, "books", "SELECT a.name FROM authors a WHERE a.id = ?", 0.4)
-					s.Attrs["db.query.parameter.0"] = "7"
+					s.Attrs.Set("db.query.parameter.0", "7")
 				}
 			})
 		}
@@ -237,7 +237,7 @@ func (b *builder) open(parent *trace.Span, service, name string, kind trace.Kind
 		attrs = map[string]string{}
 	}
 	s := &trace.Span{TraceID: b.trace, SpanID: b.id(), Name: name, Kind: kind, Service: service,
-		Start: b.now, End: b.now, Attrs: attrs, ResourceAttrs: map[string]string{"service.name": service}}
+		Start: b.now, End: b.now, Attrs: trace.AttrsOf(attrs), ResourceAttrs: map[string]string{"service.name": service}}
 	if parent != nil {
 		s.ParentID = parent.SpanID
 	}

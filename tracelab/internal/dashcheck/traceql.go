@@ -231,7 +231,7 @@ func (c cond) value(t *trace.Trace, s *trace.Span) (str string, num float64, ok 
 		key = strings.TrimPrefix(key, ".")
 	}
 	if scope != "resource" {
-		if v, ok := s.Attrs[key]; ok {
+		if v, ok := s.Attrs.Get(key); ok {
 			return v, parseNum(v), true
 		}
 	}

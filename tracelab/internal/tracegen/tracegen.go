@@ -252,7 +252,7 @@ func (b *builder) add(parent *trace.Span, service, name string, kind trace.Kind,
 	b.seq++
 	s := &trace.Span{
 		TraceID: b.traceID, SpanID: fmt.Sprintf("%016x", b.seq), Name: name, Kind: kind,
-		Service: service, Start: start, End: end, Attrs: attrs, ResourceAttrs: resourceOf(service),
+		Service: service, Start: start, End: end, Attrs: trace.AttrsOf(attrs), ResourceAttrs: resourceOf(service),
 	}
 	if parent != nil {
 		s.ParentID = parent.SpanID

@@ -173,10 +173,10 @@ func TestRequestStatsCountsDBCalls(t *testing.T) {
 	spans := tracegen.ORMTrace(8, time.Unix(1700000200, 0), 5)
 	spans = append(spans, &trace.Span{TraceID: spans[0].TraceID, SpanID: "cafe0000000000ff", ParentID: spans[0].SpanID, Kind: trace.KindClient,
 		Service: "books", Name: "GET", Start: spans[0].Start, End: spans[0].Start + 1000,
-		Attrs: map[string]string{"db.system": "redis", "db.statement": "GET author:12"}},
+		Attrs: trace.AttrsOf(map[string]string{"db.system": "redis", "db.statement": "GET author:12"})},
 		&trace.Span{TraceID: spans[0].TraceID, SpanID: "cafe0000000000fe", ParentID: spans[0].SpanID, Kind: trace.KindInternal,
 			Service: "books", Name: "DataSource.getConnection", Start: spans[0].Start, End: spans[0].Start + 1000,
-			Attrs: map[string]string{"db.system": "postgresql", "code.function": "getConnection"}})
+			Attrs: trace.AttrsOf(map[string]string{"db.system": "postgresql", "code.function": "getConnection"})})
 	rq := Analyze(trace.Group(spans), nil).Requests[0]
 	if rq.DBCallsPerTrace != 6 || rq.CallsPerTrace != 8 {
 		t.Errorf("with a cache read and a checkout: %v db calls of %v calls, want 6 of 8", rq.DBCallsPerTrace, rq.CallsPerTrace)
@@ -192,11 +192,11 @@ func TestRequestStatsCountsDBCalls(t *testing.T) {
 // when it runs a dozen different statements one after another.
 func TestBackgroundTracesAreReportedApart(t *testing.T) {
 	startup := []*trace.Span{{TraceID: "b", SpanID: "r", Name: "DataSourceInitializer.runScripts", Kind: trace.KindInternal,
-		Service: "clinic", Start: 0, End: 20e6, Attrs: map[string]string{}}}
+		Service: "clinic", Start: 0, End: 20e6, Attrs: trace.AttrsOf(map[string]string{})}}
 	for i := 0; i < 12; i++ {
 		startup = append(startup, &trace.Span{TraceID: "b", SpanID: fmt.Sprintf("s%d", i), ParentID: "r", Name: "INSERT",
 			Kind: trace.KindClient, Service: "clinic", Start: int64(i) * 1e6, End: int64(i)*1e6 + 9e5,
-			Attrs: map[string]string{"db.system": "h2", "db.statement": fmt.Sprintf("INSERT INTO t%d VALUES (1)", i)}})
+			Attrs: trace.AttrsOf(map[string]string{"db.system": "h2", "db.statement": fmt.Sprintf("INSERT INTO t%d VALUES (1)", i)})})
 	}
 	spans := append(startup, tracegen.LabTrace(tracegen.LabOptions{Items: 50, Batch: true, Seed: 1})...)
 	rep := Analyze(trace.Group(spans), detect.All())

@@ -90,7 +90,7 @@ func TestChattyDBStatementCounts(t *testing.T) {
 // back to back, optionally wrapped in an ORM-level span.
 func dbTrace(id string, stmts []string, orm bool) *trace.Trace {
 	root := &trace.Span{TraceID: id, SpanID: "r", Name: "POST /orders", Kind: trace.KindServer, Service: "orders",
-		Attrs: map[string]string{"http.request.method": "POST", "http.route": "/orders"}}
+		Attrs: trace.AttrsOf(map[string]string{"http.request.method": "POST", "http.route": "/orders"})}
 	spans := []*trace.Span{root}
 	at := int64(1_000_000)
 	for i, q := range stmts {
@@ -98,12 +98,12 @@ func dbTrace(id string, stmts []string, orm bool) *trace.Trace {
 		if orm {
 			o := &trace.Span{TraceID: id, SpanID: fmt.Sprintf("o%d", i), ParentID: root.SpanID, Name: "Session.persist", Kind: trace.KindClient,
 				Service: "orders", Start: at, End: at + 2_200_000,
-				Attrs: map[string]string{"db.system": "postgresql", "db.operation": "persist", "db.sql.table": fmt.Sprintf("entity%d", i)}}
+				Attrs: trace.AttrsOf(map[string]string{"db.system": "postgresql", "db.operation": "persist", "db.sql.table": fmt.Sprintf("entity%d", i)})}
 			spans = append(spans, o)
 			parent = o.SpanID
 		}
 		spans = append(spans, &trace.Span{TraceID: id, SpanID: fmt.Sprintf("s%d", i), ParentID: parent, Name: "postgresql", Kind: trace.KindClient,
-			Service: "orders", Start: at + 100_000, End: at + 2_100_000, Attrs: map[string]string{"db.system": "postgresql", "db.statement": q}})
+			Service: "orders", Start: at + 100_000, End: at + 2_100_000, Attrs: trace.AttrsOf(map[string]string{"db.system": "postgresql", "db.statement": q})})
 		at += 2_500_000
 	}
 	root.End = at + 1_000_000

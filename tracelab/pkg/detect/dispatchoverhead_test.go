@@ -50,12 +50,12 @@ func gatewayLoad(o gatewayOptions) []*trace.Trace {
 		route := gatewayRoutes[i%len(gatewayRoutes)]
 		root := &trace.Span{TraceID: tid, SpanID: fmt.Sprintf("%016x", 1+2*i), Name: "GET " + route, Kind: trace.KindServer,
 			Service: "gateway", Start: start, End: end,
-			Attrs: map[string]string{"http.request.method": "GET", "http.route": route, "url.path": "/api/x", "http.response.status_code": "200"}}
+			Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "http.route": route, "url.path": "/api/x", "http.response.status_code": "200"})}
 		spans = append(spans, root)
 		if !o.noHandle {
 			spans = append(spans, &trace.Span{TraceID: tid, SpanID: fmt.Sprintf("%016x", 2+2*i), ParentID: root.SpanID,
 				Name: "ResourceEndpoint.get", Kind: trace.KindInternal, Service: "gateway",
-				Start: start + gap, End: start + gap + int64(o.handler*1e6), Attrs: map[string]string{"code.function.name": "get"}})
+				Start: start + gap, End: start + gap + int64(o.handler*1e6), Attrs: trace.AttrsOf(map[string]string{"code.function.name": "get"})})
 		}
 	}
 	for _, s := range spans {

@@ -19,7 +19,7 @@ import (
 func freeLoopThread(rng *rand.Rand, k, n int, callMs, thinkMs float64) []loopCall {
 	var calls []loopCall
 	for c := 0; c < k; c++ {
-		handler := &trace.Span{Attrs: map[string]string{"network.peer.address": "10.0.0.1", "network.peer.port": strconv.Itoa(40000 + c)}}
+		handler := &trace.Span{Attrs: trace.AttrsOf(map[string]string{"network.peer.address": "10.0.0.1", "network.peer.port": strconv.Itoa(40000 + c)})}
 		at := int64(rng.ExpFloat64() * thinkMs * 1e6)
 		for i := 0; i < n; i++ {
 			d := int64(callMs * (0.85 + 0.3*rng.Float64()) * 1e6)

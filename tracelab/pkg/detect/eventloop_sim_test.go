@@ -246,27 +246,27 @@ func (r *orderReq) spans(o ordersOptions) []*trace.Span {
 
 	root := &trace.Span{TraceID: r.traceID, SpanID: id(), Name: "POST /orders", Kind: trace.KindServer, Service: "orders",
 		Start: r.read, End: r.end, ResourceAttrs: orders,
-		Attrs: attrs(loopThread, map[string]string{"http.request.method": "POST", "http.route": "/orders", "url.path": "/orders",
-			"http.response.status_code": "201"})}
+		Attrs: trace.AttrsOf(attrs(loopThread, map[string]string{"http.request.method": "POST", "http.route": "/orders", "url.path": "/orders",
+			"http.response.status_code": "201"}))}
 	if o.PeerPorts {
-		root.Attrs["network.peer.address"] = "127.0.0.1"
-		root.Attrs["network.peer.port"] = strconv.Itoa(40000 + r.conn)
+		root.Attrs.Set("network.peer.address", "127.0.0.1")
+		root.Attrs.Set("network.peer.port", strconv.Itoa(40000+r.conn))
 	}
 	call := &trace.Span{TraceID: r.traceID, SpanID: id(), ParentID: root.SpanID, Name: "GET", Kind: trace.KindClient, Service: "orders",
 		Start: r.callStart, End: r.callEnd, ResourceAttrs: orders,
-		Attrs: attrs(loopThread, map[string]string{"http.request.method": "GET", "url.full": "http://127.0.0.1:18083/customers/" + r.customer,
-			"server.address": "127.0.0.1", "server.port": "18083", "http.response.status_code": "200"})}
+		Attrs: trace.AttrsOf(attrs(loopThread, map[string]string{"http.request.method": "GET", "url.full": "http://127.0.0.1:18083/customers/" + r.customer,
+			"server.address": "127.0.0.1", "server.port": "18083", "http.response.status_code": "200"}))}
 	srv := &trace.Span{TraceID: r.traceID, SpanID: id(), ParentID: call.SpanID, Name: "GET /customers/{id}", Kind: trace.KindServer,
 		Service: "customers", Start: r.callStart + 300_000, End: r.callEnd - 300_000, ResourceAttrs: customers,
-		Attrs: map[string]string{"http.request.method": "GET", "http.route": "/customers/{id}", "thread.name": "vert.x-eventloop-thread-0", "thread.id": "19"}}
+		Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "http.route": "/customers/{id}", "thread.name": "vert.x-eventloop-thread-0", "thread.id": "19"})}
 	spans := []*trace.Span{root, call, srv}
 
 	worker := map[string]string{"thread.name": fmt.Sprintf("executor-thread-%d", r.worker+1), "thread.id": strconv.Itoa(60 + r.worker)}
 	// The Java agent's JDBC instrumentation reports the pool checkout too.
 	spans = append(spans, &trace.Span{TraceID: r.traceID, SpanID: id(), ParentID: root.SpanID, Name: "DataSource.getConnection",
 		Kind: trace.KindInternal, Service: "orders", Start: r.dbStart - 40_000, End: r.dbStart - 10_000, ResourceAttrs: orders,
-		Attrs: attrs(worker, map[string]string{"db.system": "postgresql", "db.name": "orders",
-			"code.namespace": "io.agroal.pool.DataSource", "code.function": "getConnection"})})
+		Attrs: trace.AttrsOf(attrs(worker, map[string]string{"db.system": "postgresql", "db.name": "orders",
+			"code.namespace": "io.agroal.pool.DataSource", "code.function": "getConnection"}))})
 	for i, st := range r.stmts {
 		stmt := chattyStatements[i%len(chattyStatements)]
 		if len(r.stmts) == 1 {
@@ -279,7 +279,7 @@ func (r *orderReq) spans(o ordersOptions) []*trace.Span {
 				"server.address": "127.0.0.1", "server.port": "15433"}
 		}
 		spans = append(spans, &trace.Span{TraceID: r.traceID, SpanID: id(), ParentID: root.SpanID, Name: firstWord(stmt) + " orders",
-			Kind: trace.KindClient, Service: "orders", Start: st[0], End: st[1], ResourceAttrs: orders, Attrs: attrs(worker, db)})
+			Kind: trace.KindClient, Service: "orders", Start: st[0], End: st[1], ResourceAttrs: orders, Attrs: trace.AttrsOf(attrs(worker, db))})
 	}
 	return spans
 }

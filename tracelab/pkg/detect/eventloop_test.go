@@ -147,7 +147,7 @@ func TestEventLoopIgnoresWorkerThreads(t *testing.T) {
 	spans := ordersLoad(ordersOptions{VUs: 16, Loops: 2, Requests: 200, Blocking: true, Seed: 4})
 	for _, s := range spans {
 		if s.Service == "orders" && strings.HasPrefix(s.Attr("thread.name"), "vert.x-eventloop") {
-			s.Attrs["thread.name"] = strings.Replace(s.Attrs["thread.name"], "vert.x-eventloop-thread", "executor-thread", 1)
+			s.Attrs.Set("thread.name", strings.Replace(s.Attrs.Value("thread.name"), "vert.x-eventloop-thread", "executor-thread", 1))
 		}
 	}
 	if fs := eventLoop(trace.Group(spans)); len(fs) != 0 {

@@ -80,19 +80,19 @@ func fewCallsTrace() []*trace.Span {
 	t0 := fixtureStart.UnixNano()
 	const tid = "4bf92f3577b34da6a3ce929d0e0e4736"
 	root := &trace.Span{TraceID: tid, SpanID: "00f067aa0ba902b7", Name: "POST /orders", Kind: trace.KindServer, Service: "orders",
-		Start: t0, End: t0 + 90e6, Attrs: map[string]string{"http.request.method": "POST", "http.route": "/orders"}}
+		Start: t0, End: t0 + 90e6, Attrs: trace.AttrsOf(map[string]string{"http.request.method": "POST", "http.route": "/orders"})}
 	spans := []*trace.Span{root}
 	at := t0 + 1e6
 	for i := 0; i < 4; i++ {
 		spans = append(spans, &trace.Span{TraceID: tid, SpanID: "1000000000000" + strconv.Itoa(100+i), ParentID: root.SpanID, Name: "GET",
 			Kind: trace.KindClient, Service: "orders", Start: at, End: at + 12e6,
-			Attrs: map[string]string{"http.request.method": "GET", "url.full": "http://inventory:8080/stock/" + strconv.Itoa(5000+i), "server.port": "8080"}})
+			Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "url.full": "http://inventory:8080/stock/" + strconv.Itoa(5000+i), "server.port": "8080"})})
 		at += 13e6
 	}
 	for i := 0; i < 3; i++ {
 		spans = append(spans, &trace.Span{TraceID: tid, SpanID: "2000000000000" + strconv.Itoa(100+i), ParentID: root.SpanID, Name: "GET",
 			Kind: trace.KindClient, Service: "orders", Start: at, End: at + 2e6,
-			Attrs: map[string]string{"db.system": "redis", "db.statement": "GET price:" + strconv.Itoa(5000+i)}})
+			Attrs: trace.AttrsOf(map[string]string{"db.system": "redis", "db.statement": "GET price:" + strconv.Itoa(5000+i)})})
 		at += 3e6
 	}
 	for _, s := range spans {
@@ -174,7 +174,7 @@ func encode(t *testing.T, spans []*trace.Span, enc encoding) []byte {
 			m := map[string]any{
 				"traceId": id(s.TraceID), "spanId": id(s.SpanID), "name": s.Name,
 				"startTimeUnixNano": ts(s.Start), "endTimeUnixNano": ts(s.End),
-				"attributes": attrs(s.Attrs), "kind": int(s.Kind),
+				"attributes": attrs(s.Attrs.Map()), "kind": int(s.Kind),
 			}
 			if enc.kindNames {
 				m["kind"] = "SPAN_KIND_" + s.Kind.String()

@@ -40,10 +40,10 @@ func ingestRequests(arrivals []float64, roundTripMs float64, perRequest int, lin
 		tid := fmt.Sprintf("%032x", i+1)
 		root := &trace.Span{TraceID: tid, SpanID: fmt.Sprintf("%016x", 2*i+1), Name: "POST /events", Kind: trace.KindServer,
 			Service: "ingest", Start: ms(at), End: ms(done[i] + 0.3),
-			Attrs: map[string]string{"http.request.method": "POST", "http.route": "/events"}}
+			Attrs: trace.AttrsOf(map[string]string{"http.request.method": "POST", "http.route": "/events"})}
 		send := &trace.Span{TraceID: tid, SpanID: fmt.Sprintf("%016x", 2*i+2), ParentID: root.SpanID, Name: "events publish",
 			Kind: trace.KindProducer, Service: "ingest", Start: ms(at + 0.2), End: ms(done[i]),
-			Attrs: map[string]string{"messaging.system": "kafka", "messaging.destination.name": "events", "messaging.operation": "publish"}}
+			Attrs: trace.AttrsOf(map[string]string{"messaging.system": "kafka", "messaging.destination.name": "events", "messaging.operation": "publish"})}
 		spans = append(spans, root, send)
 	}
 	return spans

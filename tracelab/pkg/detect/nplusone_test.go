@@ -144,13 +144,13 @@ func TestNPlusOneLabBatchIsClean(t *testing.T) {
 // by start(i) and a fixed duration.
 func callsTrace(id string, n int, dur int64, start func(i int) int64) *trace.Trace {
 	root := &trace.Span{TraceID: id, SpanID: "r", Name: "GET /x", Kind: trace.KindServer, Service: "svc",
-		Attrs: map[string]string{"http.request.method": "GET", "http.route": "/x"}}
+		Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "http.route": "/x"})}
 	spans := []*trace.Span{root}
 	for i := 0; i < n; i++ {
 		s := start(i)
 		spans = append(spans, &trace.Span{TraceID: id, SpanID: fmt.Sprintf("c%d", i), ParentID: "r", Name: "GET", Kind: trace.KindClient,
 			Service: "svc", Start: s, End: s + dur,
-			Attrs: map[string]string{"http.request.method": "GET", "url.full": fmt.Sprintf("http://dep:9/things/%d", 100+i)}})
+			Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "url.full": fmt.Sprintf("http://dep:9/things/%d", 100+i)})})
 		root.End = max(root.End, s+dur+5)
 	}
 	return trace.New(id, spans)

@@ -232,9 +232,9 @@ func spanValues(t *trace.Trace, c *trace.Span) (string, bool) {
 // otelsql by default record none.
 func boundValues(c *trace.Span) string {
 	var params []string
-	for k, v := range c.Attrs {
-		if strings.HasPrefix(k, "db.query.parameter.") {
-			params = append(params, k+"="+v)
+	for _, kv := range c.Attrs {
+		if strings.HasPrefix(kv.Key, "db.query.parameter.") {
+			params = append(params, kv.Key+"="+kv.Value)
 		}
 	}
 	for _, k := range []string{"db.statement.parameters", "db.postgresql.values"} {

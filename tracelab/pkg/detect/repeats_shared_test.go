@@ -24,12 +24,12 @@ func TestRepeatedUnitsComputedOncePerTrace(t *testing.T) {
 	}
 	// The same GET three times: a redundant read.
 	srv := &trace.Span{TraceID: "r", SpanID: "s", Kind: trace.KindServer, Service: "shop", End: 100,
-		Attrs: map[string]string{"http.request.method": "GET", "http.route": "/a"}}
+		Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "http.route": "/a"})}
 	spans := []*trace.Span{srv}
 	for i := range RedundantMinCalls {
 		spans = append(spans, &trace.Span{TraceID: "r", SpanID: string(rune('a' + i)), ParentID: "s", Kind: trace.KindClient,
 			Service: "shop", Start: int64(10 * i), End: int64(10*i + 5),
-			Attrs: map[string]string{"http.request.method": "GET", "url.full": "http://stock/items/7"}})
+			Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "url.full": "http://stock/items/7"})})
 	}
 	rt := trace.New("r", spans)
 	r1, r2 := redundantReads(rt), redundantReads(rt)

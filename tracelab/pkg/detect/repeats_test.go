@@ -15,20 +15,20 @@ import (
 func loopTrace(id string, n int, stmt func(i int) string, attrs func(i int) map[string]string) *trace.Trace {
 	ms := func(x float64) int64 { return int64(x * 1e6) }
 	srv := &trace.Span{TraceID: id, SpanID: "s", Name: "GET /owners/{ownerId}", Kind: trace.KindServer, Service: "shop",
-		Start: 0, End: ms(100), Attrs: map[string]string{"http.request.method": "GET", "http.route": "/owners/{ownerId}"}}
+		Start: 0, End: ms(100), Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "http.route": "/owners/{ownerId}"})}
 	ctl := &trace.Span{TraceID: id, SpanID: "c", ParentID: "s", Name: "OwnerController.show", Kind: trace.KindInternal,
-		Service: "shop", Start: ms(1), End: ms(99), Attrs: map[string]string{}}
+		Service: "shop", Start: ms(1), End: ms(99), Attrs: trace.AttrsOf(map[string]string{})}
 	spans := []*trace.Span{srv, ctl}
 	for i := 0; i < n; i++ {
 		at := ms(5 + 11*float64(i))
 		repo := &trace.Span{TraceID: id, SpanID: fmt.Sprintf("r%d", i), ParentID: "c", Name: "VisitRepository.findByPetId",
-			Kind: trace.KindInternal, Service: "shop", Start: at, End: at + ms(10), Attrs: map[string]string{}}
+			Kind: trace.KindInternal, Service: "shop", Start: at, End: at + ms(10), Attrs: trace.AttrsOf(map[string]string{})}
 		a := map[string]string{"db.system": "postgresql", "db.statement": stmt(i)}
 		for k, v := range attrs(i) {
 			a[k] = v
 		}
 		jdbc := &trace.Span{TraceID: id, SpanID: fmt.Sprintf("j%d", i), ParentID: repo.SpanID, Name: "SELECT visits",
-			Kind: trace.KindClient, Service: "shop", Start: at + ms(4), End: at + ms(6), Attrs: a}
+			Kind: trace.KindClient, Service: "shop", Start: at + ms(4), End: at + ms(6), Attrs: trace.AttrsOf(a)}
 		spans = append(spans, repo, jdbc)
 	}
 	return trace.New(id, spans)
@@ -116,12 +116,12 @@ func TestRedundantCallThreshold(t *testing.T) {
 // it is still judged, named with its service.
 func TestRedundantCallOfAServiceWithoutARequestSpan(t *testing.T) {
 	srv := &trace.Span{TraceID: "t", SpanID: "s", Name: "GET /", Kind: trace.KindServer, Service: "front", Start: 0, End: 100e6,
-		Attrs: map[string]string{"http.request.method": "GET", "http.route": "/"}}
+		Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "http.route": "/"})}
 	spans := []*trace.Span{srv}
 	for i := 0; i < 4; i++ {
 		spans = append(spans, &trace.Span{TraceID: "t", SpanID: fmt.Sprintf("c%d", i), ParentID: "s", Name: "GET", Kind: trace.KindClient,
 			Service: "front-http-client", Start: int64(i+1) * 10e6, End: int64(i+1)*10e6 + 5e6,
-			Attrs: map[string]string{"http.request.method": "GET", "url.full": "http://config:8080/flags"}})
+			Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "url.full": "http://config:8080/flags"})})
 	}
 	fs := detect.RedundantCall{}.Detect([]*trace.Trace{trace.New("t", spans)})
 	if len(fs) != 1 || fs[0].Operation != "front-http-client GET config:8080/flags" || fs[0].Request != "GET /" {

@@ -12,7 +12,7 @@ import (
 // after another; attrs(i) gives the i-th call's statement and parameters.
 func dbLoopTrace(attrs func(i int) map[string]string) *trace.Trace {
 	root := &trace.Span{TraceID: "t1", SpanID: "r", Name: "GET /books", Kind: trace.KindServer, Service: "shop",
-		Attrs: map[string]string{"http.request.method": "GET", "http.route": "/books"}}
+		Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "http.route": "/books"})}
 	spans := []*trace.Span{root}
 	for i := 0; i < 8; i++ {
 		s := int64(i) * 1_000_000
@@ -21,7 +21,7 @@ func dbLoopTrace(attrs func(i int) map[string]string) *trace.Trace {
 			a[k] = v
 		}
 		spans = append(spans, &trace.Span{TraceID: "t1", SpanID: fmt.Sprintf("c%d", i), ParentID: "r", Name: "SELECT",
-			Kind: trace.KindClient, Service: "shop", Start: s, End: s + 900_000, Attrs: a})
+			Kind: trace.KindClient, Service: "shop", Start: s, End: s + 900_000, Attrs: trace.AttrsOf(a)})
 		root.End = s + 1_000_000
 	}
 	return trace.New("t1", spans)
@@ -87,17 +87,17 @@ func ids(fs []detect.Finding) []string {
 // values are read from that lower layer.
 func TestValuesFromALowerLayerOfTheCall(t *testing.T) {
 	root := &trace.Span{TraceID: "t2", SpanID: "r", Name: "GET /orders", Kind: trace.KindServer, Service: "shop",
-		Attrs: map[string]string{"http.request.method": "GET", "http.route": "/orders"}}
+		Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "http.route": "/orders"})}
 	spans := []*trace.Span{root}
 	for i := 0; i < 8; i++ {
 		s := int64(i) * 1_000_000
 		knex := &trace.Span{TraceID: "t2", SpanID: fmt.Sprintf("k%d", i), ParentID: "r", Name: "select shop.customers",
 			Kind: trace.KindClient, Service: "shop", Start: s, End: s + 900_000,
-			Attrs: map[string]string{"db.system.name": "postgresql", "db.query.text": `select * from "customers" where "id" = ?`}}
+			Attrs: trace.AttrsOf(map[string]string{"db.system.name": "postgresql", "db.query.text": `select * from "customers" where "id" = ?`})}
 		pg := &trace.Span{TraceID: "t2", SpanID: fmt.Sprintf("p%d", i), ParentID: knex.SpanID, Name: "pg.query:SELECT shop",
 			Kind: trace.KindClient, Service: "shop", Start: s + 100_000, End: s + 800_000,
-			Attrs: map[string]string{"db.system.name": "postgresql", "db.query.text": `select * from "customers" where "id" = $1`,
-				"db.postgresql.values": fmt.Sprintf(`["%d"]`, 100+i)}}
+			Attrs: trace.AttrsOf(map[string]string{"db.system.name": "postgresql", "db.query.text": `select * from "customers" where "id" = $1`,
+				"db.postgresql.values": fmt.Sprintf(`["%d"]`, 100+i)})}
 		spans = append(spans, knex, pg)
 		root.End = s + 1_000_000
 	}

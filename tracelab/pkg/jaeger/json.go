@@ -88,7 +88,7 @@ func jsonTrace(t *trace.Trace) jTrace {
 			TraceID: t.ID, SpanID: s.SpanID, OperationName: s.Name,
 			References: []jReference{},
 			StartTime:  s.Start / 1000, Duration: s.Duration() / 1000,
-			Tags: stringTags(s.Attrs), Logs: []struct{}{}, ProcessID: pid,
+			Tags: stringTags(s.Attrs.Map()), Logs: []struct{}{}, ProcessID: pid,
 		}
 		if s.ParentID != "" {
 			js.References = append(js.References, jReference{"CHILD_OF", t.ID, s.ParentID})

@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -50,6 +51,10 @@ func (p *parser) nextKey(first bool) (key []byte, more bool, err error) {
 	key, err = p.lx.stringBytes()
 	if err != nil {
 		return nil, false, err
+	}
+	if l := p.lx; l.pos < l.end && l.buf[l.pos] == ':' { // compact JSON: no refill, no copy
+		l.pos++
+		return key, true, nil
 	}
 	// Reading the ':' may refill the buffer under key: keep a copy. The copy
 	// is reused by the next key, which is why callers must not keep it.
@@ -165,6 +170,9 @@ func (p *parser) integer(what string) (int64, error) {
 	if err != nil || string(b) == "null" || len(b) == 0 {
 		return 0, err
 	}
+	if n, ok := shortDecimal(b); ok { // every timestamp: skip strconv's generality
+		return int64(n), nil // past MaxInt64 it wraps, as ParseUint's below
+	}
 	if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
 		return n, nil
 	}
@@ -177,12 +185,31 @@ func (p *parser) integer(what string) (int64, error) {
 	return 0, p.valueError("%s %q is not an integer", what, b)
 }
 
+// shortDecimal reads b when it is 1 to 19 decimal digits, which fit a
+// uint64 (timestamps in nanoseconds have 19).
+func shortDecimal(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
+}
+
 // enum reads an enum as a number (3), a numeric string ("3") or a name.
 func (p *parser) enum(what string, byName func(string) (int64, bool)) (int64, error) {
 	quoted := p.lx.peek() == '"'
 	b, err := p.scalar(what)
 	if err != nil || string(b) == "null" {
 		return 0, err
+	}
+	if n, ok := shortDecimal(b); ok && n <= math.MaxInt64 {
+		return int64(n), nil
 	}
 	if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
 		return n, nil
@@ -196,14 +223,27 @@ func (p *parser) enum(what string, byName func(string) (int64, bool)) (int64, er
 }
 
 func (p *parser) intern(b []byte) string {
-	if v, ok := p.strs[string(b)]; ok {
-		return v
+	// Most strings interned are what the span before had in the same
+	// place (its attribute keys, its trace id, its method): a small table
+	// indexed by a few of their bytes finds them without hashing them all.
+	var slot *string
+	if n := len(b); n > 0 {
+		slot = &p.recent[(uint(n)*131+uint(b[0])*31+uint(b[n/2])*7+uint(b[n-1]))%uint(len(p.recent))]
+		if *slot == string(b) {
+			return *slot
+		}
 	}
-	s := string(b)
-	if len(p.strs) < maxInterned {
-		p.strs[s] = s
+	v, ok := p.strs[string(b)]
+	if !ok {
+		v = string(b)
+		if len(p.strs) < maxInterned {
+			p.strs[v] = v
+		}
 	}
-	return s
+	if slot != nil {
+		*slot = v
+	}
+	return v
 }
 
 // maxInterned bounds the intern table so that a file full of unique

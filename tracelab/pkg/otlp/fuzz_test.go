@@ -98,8 +98,8 @@ func diffSpans(a, b []*trace.Span) string {
 			x.StatusMessage != y.StatusMessage || x.Service != y.Service || x.Scope != y.Scope || len(x.Attrs) != len(y.Attrs) {
 			return fmt.Sprintf("span %d: %+v, then %+v", i, *x, *y)
 		}
-		for k, v := range x.Attrs {
-			if w, ok := y.Attrs[k]; !ok || w != v {
+		for k, v := range x.Attrs.Map() {
+			if w, ok := y.Attrs.Get(k); !ok || w != v {
 				return fmt.Sprintf("span %d attribute %q: %q, then %q", i, k, v, w)
 			}
 		}

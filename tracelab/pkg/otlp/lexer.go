@@ -1,7 +1,6 @@
 package otlp
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -107,6 +106,15 @@ func (l *lexer) more(keep int) bool {
 // peek skips whitespace and returns the next byte without consuming it,
 // or 0 at the end of the input.
 func (l *lexer) peek() byte {
+	// Small enough to be inlined: compact JSON, what producers write, has
+	// no whitespace between tokens, and the parser peeks before each one.
+	if l.pos < l.end && l.buf[l.pos] > ' ' {
+		return l.buf[l.pos]
+	}
+	return l.peekSlow()
+}
+
+func (l *lexer) peekSlow() byte {
 	for {
 		for l.pos < l.end {
 			switch c := l.buf[l.pos]; c {
@@ -176,15 +184,20 @@ func (l *lexer) stringBytes() ([]byte, error) {
 	}
 	l.pos++
 	// Fast path: the closing quote is in the buffer and nothing before it
-	// is a backslash. IndexByte is vectorized; most strings end here.
-	if q := bytes.IndexByte(l.buf[l.pos:l.end], '"'); q >= 0 {
-		// A string over the limit takes the slow path, which reports its
-		// first fault in reading order (a control character before the
-		// limit is reached, or the limit), whatever the buffer holds.
-		raw := l.buf[l.pos : l.pos+q]
-		if len(raw) <= l.maxToken && bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) {
-			l.pos += q + 1
-			return raw, nil
+	// is a backslash or a control character. One pass over the bytes:
+	// OTLP strings are short, and three vectorized scans (quote, backslash,
+	// control) cost more than one plain one.
+	rest := l.buf[l.pos:l.end]
+	for q, c := range rest {
+		if !plainStringByte[c] {
+			// A string over the limit takes the slow path, which reports
+			// its first fault in reading order (a control character before
+			// the limit is reached, or the limit), whatever the buffer holds.
+			if c == '"' && q <= l.maxToken {
+				l.pos += q + 1
+				return rest[:q], nil
+			}
+			break
 		}
 	}
 	start, i, escaped := l.pos, l.pos, false
@@ -417,11 +430,11 @@ func decodeU(b []byte) (r rune, n int) {
 // boundaries everywhere.
 var lexerBufSize = 256 << 10
 
-func hasControl(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 {
-			return true
-		}
+// plainStringByte tells the bytes a JSON string holds as they are: not the
+// closing quote, a backslash or a control character.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
 	}
-	return false
-}
+	return t
+}()

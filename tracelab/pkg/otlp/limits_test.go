@@ -78,7 +78,7 @@ func TestNestedValuesStayLinear(t *testing.T) {
 			if name == "kvlists" {
 				want = strings.Repeat(`{"k":`, levels) + `"x"` + strings.Repeat("}", levels)
 			}
-			if got := traces[0].Root.Attrs["v"]; got != want {
+			if got := traces[0].Root.Attrs.Value("v"); got != want {
 				t.Errorf("%d levels of %s: rendered %.80q…, want %.80q…", levels, name, got, want)
 			}
 		}
@@ -120,7 +120,7 @@ func TestDeepUnknownMembersAreSkipped(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if len(traces) != 1 || traces[0].Root.Attrs["v"] != "x" {
+		if len(traces) != 1 || traces[0].Root.Attrs.Value("v") != "x" {
 			t.Errorf("%s: the span around the unknown member was lost", name)
 		}
 	}
@@ -262,7 +262,7 @@ func TestNestedValueRendering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := traces[0].Root.Attrs["v"], `{"a":["true","0.5","","",{}],"b":"q\"uote","c":""}`; got != want {
+	if got, want := traces[0].Root.Attrs.Value("v"), `{"a":["true","0.5","","",{}],"b":"q\"uote","c":""}`; got != want {
 		t.Errorf("rendered %s\nwant     %s", got, want)
 	}
 }

@@ -115,10 +115,11 @@ func (p *parser) all() ([]*trace.Span, error) {
 }
 
 type parser struct {
-	lx    *lexer
-	key   []byte // the current object key, see nextKey
-	spans []*trace.Span
-	strs  map[string]string // interned strings: keys, names, ids shared by many spans
+	lx     *lexer
+	key    []byte // the current object key, see nextKey
+	spans  []*trace.Span
+	strs   map[string]string // interned strings: keys, names, ids shared by many spans
+	recent [509]string       // the strings interned last, see intern
 
 	lim      Limits         // resolved: no zero or negative fields
 	perTrace map[string]int // spans read per trace id, for MaxSpansPerTrace
@@ -131,6 +132,7 @@ type parser struct {
 	slab  []trace.Span
 	own   []byte
 	attrs []attrRef
+	kvs   []trace.KeyValue // see sortedAttrs
 }
 
 func (p *parser) skipBOM() {

@@ -3,8 +3,10 @@ package otlp
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"tracelab/pkg/trace"
 )
@@ -72,7 +74,7 @@ func TestParsePlainOTLP(t *testing.T) {
 		"sampled": "true", "ratio": "0.25", "tags": `["a","2"]`,
 	}
 	for k, v := range want {
-		if got := tr.Root.Attrs[k]; got != v {
+		if got := tr.Root.Attrs.Value(k); got != v {
 			t.Errorf("attr %s = %q, want %q", k, got, v)
 		}
 	}
@@ -207,9 +209,9 @@ func TestWriteRoundTrip(t *testing.T) {
 	}
 	out := parseOne(t, buf.String())
 	checkCatalogTrace(t, out)
-	for k, v := range in.Root.Attrs {
-		if out.Root.Attrs[k] != v {
-			t.Errorf("attr %s: %q became %q", k, v, out.Root.Attrs[k])
+	for k, v := range in.Root.Attrs.Map() {
+		if out.Root.Attrs.Value(k) != v {
+			t.Errorf("attr %s: %q became %q", k, v, out.Root.Attrs.Value(k))
 		}
 	}
 	if out.Root.ResourceAttrs["service.name"] != "catalog" {
@@ -251,9 +253,9 @@ func TestParseAcrossBufferBoundaries(t *testing.T) {
 				g.Start != w.Start || g.End != w.End || g.Kind != w.Kind || g.Service != w.Service || len(g.Attrs) != len(w.Attrs) {
 				t.Fatalf("buffer %d: span %d = %+v, want %+v", size, i, g, w)
 			}
-			for k, v := range w.Attrs {
-				if g.Attrs[k] != v {
-					t.Fatalf("buffer %d: span %d attr %s = %q, want %q", size, i, k, g.Attrs[k], v)
+			for k, v := range w.Attrs.Map() {
+				if g.Attrs.Value(k) != v {
+					t.Fatalf("buffer %d: span %d attr %s = %q, want %q", size, i, k, g.Attrs.Value(k), v)
 				}
 			}
 		}
@@ -279,5 +281,91 @@ func TestParseAgentLogLines(t *testing.T) {
 	}
 	if tr.Parent(tr.Span("02")) != tr.Root {
 		t.Error("the JDBC span is not linked under the server span")
+	}
+}
+
+// A span's attributes come out sorted by key, a repeated key's last value
+// winning and an empty key dropped, whatever order the producer wrote.
+func TestParseSpanAttributesSortedLastWins(t *testing.T) {
+	doc := `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"02","attributes":[
+	  {"key":"z","value":{"stringValue":"first"}},
+	  {"key":"a","value":{"intValue":1}},
+	  {"key":"","value":{"stringValue":"no key"}},
+	  {"key":"m","value":{"stringValue":"a value longer than sixteen bytes"}},
+	  {"key":"z","value":{"stringValue":"last"}}]}]}]}]}`
+	tr := parseOne(t, doc)
+	want := trace.Attrs{{Key: "a", Value: "1"}, {Key: "m", Value: "a value longer than sixteen bytes"}, {Key: "z", Value: "last"}}
+	if got := tr.Root.Attrs; !slices.Equal(got, want) {
+		t.Errorf("attributes %v, want %v", got, want)
+	}
+}
+
+// intern returns each string's own text, whichever strings share a slot
+// of its recent table, and the same copy for the same text.
+func TestInternReturnsTheTextAsked(t *testing.T) {
+	p := &parser{strs: map[string]string{}}
+	words := []string{"", "a", "GET", "POST", "http.route", "url.path", "5432", "5433"}
+	for i := 0; i < 2000; i++ { // many strings per slot
+		words = append(words, strings.Repeat("x", i%40)+string(rune('a'+i%26)))
+	}
+	for round := 0; round < 2; round++ {
+		for _, w := range words {
+			if got := p.intern([]byte(w)); got != w {
+				t.Fatalf("intern(%q) = %q", w, got)
+			}
+		}
+	}
+	a, b := p.intern([]byte("http.route")), p.intern([]byte("http.route"))
+	if unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Error("the same text interned twice gave two copies")
+	}
+}
+
+// Integers read the same through the short path for plain digits as
+// through strconv for the rest: 19 digits, past MaxInt64 (wrapping, as
+// unsigned), signs, exponents.
+func TestIntegerForms(t *testing.T) {
+	for in, want := range map[string]int64{
+		`"1735732800150000000"`:  1735732800150000000,
+		`1735732800150000000`:    1735732800150000000,
+		`"9223372036854775807"`:  9223372036854775807,
+		`"9223372036854775808"`:  -9223372036854775808,
+		`"18446744073709551615"`: -1,
+		`"-5"`:                   -5,
+		`"0"`:                    0,
+		`" 42 "`:                 42,
+		`1.7e18`:                 1700000000000000000,
+	} {
+		p := &parser{lx: newLexer(strings.NewReader(in), 64, Limits{}.resolved()), strs: map[string]string{}}
+		got, err := p.integer("x")
+		if err != nil || got != want {
+			t.Errorf("integer(%s) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}
+
+// String attributes in the compact form (read by compactStringAttr) read
+// as the same attributes written with spaces (read by the generic path).
+func TestCompactStringAttributesReadAsSpaced(t *testing.T) {
+	attrs := `[{"key":"http.request.method","value":{"stringValue":"GET"}},` +
+		`{"key":"db.statement","value":{"stringValue":"SELECT a FROM b WHERE c = 17 LIMIT 21"}},` +
+		`{"key":"empty","value":{"stringValue":""}},` +
+		`{"key":"quoted","value":{"stringValue":"say \"hi\""}},` +
+		`{"key":"","value":{"stringValue":"no key"}},` +
+		`{"key":"n","value":{"intValue":"7"}},` +
+		`{"key":"http.request.method","value":{"stringValue":"POST"}}]`
+	doc := func(a string) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"02","attributes":` + a + `}]}]}]}`
+	}
+	spaced := strings.NewReplacer(`{"key":`, `{ "key" : `, `,"value":`, ` , "value": `).Replace(attrs)
+	compact, generic := parseOne(t, doc(attrs)).Root.Attrs, parseOne(t, doc(spaced)).Root.Attrs
+	if !slices.Equal(compact, generic) {
+		t.Errorf("compact %v\nspaced  %v", compact, generic)
+	}
+	if v := compact.Value("http.request.method"); v != "POST" {
+		t.Errorf("repeated key: %q, want the last, POST", v)
+	}
+	if len(compact) != 5 {
+		t.Errorf("%d attributes, want 5 (the empty key dropped, the repeated one once): %v", len(compact), compact)
 	}
 }

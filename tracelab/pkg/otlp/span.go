@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,17 +85,52 @@ func (p *parser) span() error {
 
 	own := string(p.own)
 	s.TraceID, s.SpanID, s.ParentID = traceID, spanID.in(own), parentID.in(own)
-	s.Attrs = make(map[string]string, len(p.attrs))
-	for _, a := range p.attrs { // in input order: a repeated key's last value wins
-		s.Attrs[a.key] = a.val.in(own)
-	}
+	s.Attrs = p.sortedAttrs(own)
 	p.spans = append(p.spans, s)
 	return nil
 }
 
-// spanSlab is how many Spans are allocated at once. Small, because a slab
-// stays in memory as long as any of its spans does.
-const spanSlab = 64
+// sortedAttrs returns p.attrs as trace.Attrs: sorted by key, a repeated
+// key's last value winning. The pairs of many spans share one block of
+// memory: one allocation per kvBlock pairs instead of one per span, and
+// the block is alive as long as the spans are anyway.
+func (p *parser) sortedAttrs(own string) trace.Attrs {
+	a := p.attrs
+	for i := 1; i < len(a); i++ { // insertion sort, stable: few keys, often in order
+		for j := i; j > 0 && a[j].key < a[j-1].key; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+	n := 0
+	for i := range a {
+		if i+1 < len(a) && a[i+1].key == a[i].key {
+			continue // a later one wins
+		}
+		a[n] = a[i]
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	if cap(p.kvs)-len(p.kvs) < n {
+		p.kvs = make([]trace.KeyValue, 0, max(kvBlock, n))
+	}
+	lo := len(p.kvs)
+	for _, r := range a[:n] {
+		p.kvs = append(p.kvs, trace.KeyValue{Key: r.key, Value: r.val.in(own)})
+	}
+	return p.kvs[lo:len(p.kvs):len(p.kvs)] // capped: appending to one span's attrs copies them
+}
+
+// kvBlock is how many attribute pairs are allocated at once.
+const kvBlock = 1024
+
+// spanSlab is how many Spans are allocated at once. At 256 (about 47 KB)
+// a slab is past the allocator's small sizes, so its pointer layout is
+// recorded once rather than written word by word as for a small object,
+// which took 3% of the parse at 64. Not more, because a slab stays in
+// memory as long as any of its spans does.
+const spanSlab = 256
 
 // strRef is a string of the span being read: s when already made
 // (interned, or in a rare encoding), else the bytes [lo:hi] of p.own.
@@ -145,6 +181,10 @@ type attrRef struct {
 func (p *parser) spanAttributes() error {
 	p.attrs = p.attrs[:0]
 	return p.array("attributes", func() error {
+		if a, ok := p.compactStringAttr(); ok {
+			p.attrs = append(p.attrs, a)
+			return nil
+		}
 		var a attrRef
 		_, err := p.object(func(key []byte) error {
 			var err error
@@ -163,6 +203,56 @@ func (p *parser) spanAttributes() error {
 		}
 		return err
 	})
+}
+
+// compactStringAttr reads an attribute written as every OTLP writer the
+// lab has seen writes string attributes, {"key":"K","value":{"stringValue":"V"}}
+// with no space, no escape and a non-empty key, when it lies in the
+// lexer's buffer whole. It reads it as spanAttributes would, without the
+// generic path's calls per member; it reports false, having consumed
+// nothing, for anything else, which the generic path then reads.
+func (p *parser) compactStringAttr() (attrRef, bool) {
+	l := p.lx
+	b := l.buf[l.pos:l.end]
+	const keyOpen, valueOpen, valueClose = `{"key":"`, `","value":{"stringValue":"`, `"}}`
+	if !bytes.HasPrefix(b, []byte(keyOpen)) {
+		return attrRef{}, false
+	}
+	b = b[len(keyOpen):]
+	k := plainStringLen(b)
+	if k <= 0 || k > l.maxToken || !bytes.HasPrefix(b[k:], []byte(valueOpen)) {
+		return attrRef{}, false
+	}
+	key := b[:k]
+	b = b[k+len(valueOpen):]
+	v := plainStringLen(b)
+	if v < 0 || v > l.maxToken || !bytes.HasPrefix(b[v:], []byte(valueClose)) {
+		return attrRef{}, false
+	}
+	val := b[:v]
+	l.pos += len(keyOpen) + k + len(valueOpen) + v + len(valueClose)
+	a := attrRef{key: p.intern(key)}
+	if len(val) <= 16 { // as valueRef: short values repeat
+		a.val = strRef{s: p.intern(val)}
+	} else {
+		a.val = p.ownRef(val)
+	}
+	return a, true
+}
+
+// plainStringLen is the length of the string content at the start of b,
+// up to its closing quote, or -1 when b holds no closing quote or the
+// content has an escape or a control character.
+func plainStringLen(b []byte) int {
+	for i, c := range b {
+		if !plainStringByte[c] {
+			if c == '"' {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 func (p *parser) status(s *trace.Span) error {

@@ -97,7 +97,7 @@ func appendSpan(b []byte, s *trace.Span) []byte {
 	b = append(b, `","endTimeUnixNano":"`...)
 	b = strconv.AppendInt(b, s.End, 10)
 	b = append(b, `","attributes":`...)
-	b = appendAttrs(b, s.Attrs)
+	b = appendSpanAttrs(b, s.Attrs)
 	if s.Status != trace.StatusUnset || s.StatusMessage != "" {
 		b = append(b, `,"status":{"code":`...)
 		b = strconv.AppendInt(b, int64(s.Status), 10)
@@ -120,6 +120,22 @@ func appendAttrs(b []byte, attrs map[string]string) []byte {
 		b = appendString(b, k)
 		b = append(b, `,"value":{"stringValue":`...)
 		b = appendString(b, attrs[k])
+		b = append(b, `}}`...)
+	}
+	return append(b, ']')
+}
+
+// appendSpanAttrs is appendAttrs for a span's attributes, already sorted.
+func appendSpanAttrs(b []byte, attrs trace.Attrs) []byte {
+	b = append(b, '[')
+	for i, kv := range attrs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"key":`...)
+		b = appendString(b, kv.Key)
+		b = append(b, `,"value":{"stringValue":`...)
+		b = appendString(b, kv.Value)
 		b = append(b, `}}`...)
 	}
 	return append(b, ']')

@@ -72,7 +72,7 @@ func TestFingerprint(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := &Span{Service: c.service, Name: c.span, Kind: c.kind, Attrs: c.attrs}
+			s := &Span{Service: c.service, Name: c.span, Kind: c.kind, Attrs: AttrsOf(c.attrs)}
 			got := Fingerprint(s)
 			if got != c.want {
 				t.Errorf("Fingerprint = %q\n           want %q", got, c.want)
@@ -86,7 +86,7 @@ func TestFingerprint(t *testing.T) {
 
 func TestSameCallDifferentIDsShareAFingerprint(t *testing.T) {
 	mk := func(u string) *Span {
-		return &Span{Service: "catalog", Name: "GET", Kind: KindClient, Attrs: map[string]string{"http.request.method": "GET", "url.full": u}}
+		return &Span{Service: "catalog", Name: "GET", Kind: KindClient, Attrs: AttrsOf(map[string]string{"http.request.method": "GET", "url.full": u})}
 	}
 	a, b := Fingerprint(mk("http://h:1/prices/1")), Fingerprint(mk("http://h:1/prices/1599"))
 	if a != b {

@@ -80,13 +80,32 @@ func ParameterizePath(path string) string {
 	if !strings.ContainsAny(path, "0123456789") {
 		return path // nothing can look like an id; the common case
 	}
-	parts := strings.Split(path, "/")
-	for i, p := range parts {
-		if LooksLikeID(p) {
-			parts[i] = IDPlaceholder
+	// One pass, segment by segment; the copy starts at the first id, and
+	// a path with none is returned as it is (every span has a path, and
+	// splitting and joining each took a tenth of a million-span analysis).
+	var b []byte
+	start := 0
+	for i := 0; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
 		}
+		if seg := path[start:i]; LooksLikeID(seg) {
+			if b == nil {
+				b = append(make([]byte, 0, len(path)+len(IDPlaceholder)), path[:start]...)
+			}
+			b = append(b, IDPlaceholder...)
+		} else if b != nil {
+			b = append(b, seg...)
+		}
+		if b != nil && i < len(path) {
+			b = append(b, '/')
+		}
+		start = i + 1
 	}
-	return strings.Join(parts, "/")
+	if b == nil {
+		return path
+	}
+	return string(b)
 }
 
 // ParameterizeName replaces id-looking tokens of a free-form span name,

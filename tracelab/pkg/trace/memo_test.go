@@ -46,14 +46,14 @@ func TestMemoComputesOncePerTrace(t *testing.T) {
 // The cached call type is the package function's answer for every span.
 func TestTraceClassifyMatchesClassify(t *testing.T) {
 	spans := []*Span{
-		{TraceID: "t", SpanID: "r", Kind: KindServer, Attrs: map[string]string{"http.request.method": "GET"}},
-		{TraceID: "t", SpanID: "h", ParentID: "r", Kind: KindClient, Attrs: map[string]string{"http.request.method": "GET"}},
-		{TraceID: "t", SpanID: "d", ParentID: "r", Kind: KindInternal, Attrs: map[string]string{"db.system": "postgresql"}},
-		{TraceID: "t", SpanID: "c", ParentID: "r", Kind: KindClient, Attrs: map[string]string{"db.system.name": "redis"}},
-		{TraceID: "t", SpanID: "g", ParentID: "r", Kind: KindClient, Attrs: map[string]string{"rpc.system": "grpc"}},
-		{TraceID: "t", SpanID: "m", ParentID: "r", Kind: KindClient, Attrs: map[string]string{"messaging.system": "kafka"}},
+		{TraceID: "t", SpanID: "r", Kind: KindServer, Attrs: AttrsOf(map[string]string{"http.request.method": "GET"})},
+		{TraceID: "t", SpanID: "h", ParentID: "r", Kind: KindClient, Attrs: AttrsOf(map[string]string{"http.request.method": "GET"})},
+		{TraceID: "t", SpanID: "d", ParentID: "r", Kind: KindInternal, Attrs: AttrsOf(map[string]string{"db.system": "postgresql"})},
+		{TraceID: "t", SpanID: "c", ParentID: "r", Kind: KindClient, Attrs: AttrsOf(map[string]string{"db.system.name": "redis"})},
+		{TraceID: "t", SpanID: "g", ParentID: "r", Kind: KindClient, Attrs: AttrsOf(map[string]string{"rpc.system": "grpc"})},
+		{TraceID: "t", SpanID: "m", ParentID: "r", Kind: KindClient, Attrs: AttrsOf(map[string]string{"messaging.system": "kafka"})},
 		{TraceID: "t", SpanID: "o", ParentID: "r", Kind: KindClient},
-		{TraceID: "t", SpanID: "p", ParentID: "r", Kind: KindProducer, Attrs: map[string]string{"messaging.system": "kafka"}},
+		{TraceID: "t", SpanID: "p", ParentID: "r", Kind: KindProducer, Attrs: AttrsOf(map[string]string{"messaging.system": "kafka"})},
 	}
 	tr := New("t", spans)
 	seen := map[CallType]bool{}

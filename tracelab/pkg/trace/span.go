@@ -97,10 +97,9 @@ type Span struct {
 	Start    int64  // Unix nanoseconds
 	End      int64  // Unix nanoseconds
 
-	// Attrs are the span attributes with every value rendered as a string
-	// (ints in decimal, arrays as JSON). ResourceAttrs is shared by all the
-	// spans of one resource: treat it as read-only.
-	Attrs         map[string]string
+	// Attrs are the span attributes (see Attrs). ResourceAttrs is shared
+	// by all the spans of one resource: treat it as read-only.
+	Attrs         Attrs
 	ResourceAttrs map[string]string
 
 	Status        StatusCode
@@ -124,7 +123,7 @@ func (s *Span) Duration() int64 {
 // http.request.method, ...), so callers usually pass old and new names.
 func (s *Span) Attr(keys ...string) string {
 	for _, k := range keys {
-		if v := s.Attrs[k]; v != "" {
+		if v := s.Attrs.Value(k); v != "" {
 			return v
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 // sp builds a span for tests; times are plain integers (nanoseconds).
 func sp(trace, id, parent string, start, end int64) *Span {
-	return &Span{TraceID: trace, SpanID: id, ParentID: parent, Name: id, Start: start, End: end, Attrs: map[string]string{}}
+	return &Span{TraceID: trace, SpanID: id, ParentID: parent, Name: id, Start: start, End: end, Attrs: AttrsOf(map[string]string{})}
 }
 
 func ids(spans []*Span) string {
@@ -112,7 +112,7 @@ func TestKindAndStatusNames(t *testing.T) {
 func TestIsCall(t *testing.T) {
 	db := sp("t", "db", "", 0, 1)
 	db.Kind = KindInternal
-	db.Attrs["db.system"] = "postgresql"
+	db.Attrs.Set("db.system", "postgresql")
 	cases := []struct {
 		kind  Kind
 		attrs map[string]string
@@ -128,7 +128,7 @@ func TestIsCall(t *testing.T) {
 		{KindClient, map[string]string{}, CallOther},
 	}
 	for i, c := range cases {
-		s := &Span{Kind: c.kind, Attrs: c.attrs}
+		s := &Span{Kind: c.kind, Attrs: AttrsOf(c.attrs)}
 		if got := Classify(s); got != c.want {
 			t.Errorf("case %d (%v %v): Classify = %q, want %q", i, c.kind, c.attrs, got, c.want)
 		}
@@ -141,7 +141,7 @@ func TestIsCall(t *testing.T) {
 func ExampleFingerprint() {
 	s := &Span{
 		Service: "catalog", Name: "GET", Kind: KindClient,
-		Attrs: map[string]string{"http.request.method": "GET", "url.full": "http://127.0.0.1:18081/prices/17?currency=EUR"},
+		Attrs: AttrsOf(map[string]string{"http.request.method": "GET", "url.full": "http://127.0.0.1:18081/prices/17?currency=EUR"}),
 	}
 	fmt.Println(Fingerprint(s))
 	// Output: catalog GET 127.0.0.1:18081/prices/{id}?currency
