@@ -21,9 +21,9 @@ func init() {
 	register("analyze", "analyze OTLP JSON traces from a file, Jaeger or Tempo", runAnalyze)
 }
 
-const analyzeUsage = `usage: tracelab analyze --file F|- [--format text|json|sarif]
-       tracelab analyze --jaeger URL --service S [--operation O] [WINDOW] [FETCH] [--format text|json|sarif]
-       tracelab analyze --tempo URL --query TRACEQL [WINDOW] [FETCH] [--format text|json|sarif]
+const analyzeUsage = `usage: tracelab analyze --file F|- [LIMITS] [--format text|json|sarif] [--sarif-map FILE]
+       tracelab analyze --jaeger URL --service S [--operation O] [WINDOW] [FETCH] [LIMITS] [--format text|json|sarif] [--sarif-map FILE]
+       tracelab analyze --tempo URL --query TRACEQL [WINDOW] [FETCH] [LIMITS] [--format text|json|sarif] [--sarif-map FILE]
 
 Exactly one source: a file (- for stdin); Jaeger's api/v3 find-traces
 (traces with a span of service S, and of operation O if given); or Tempo's
@@ -48,8 +48,15 @@ that is not the backend's JSON or is larger than --max-response-bytes;
 3 the backend is not answering (refused, past the deadline, 5xx, 429 or
 503 until the deadline); 130 interrupted.
 
+LIMITS bound the parse, whatever the source: --max-attr-depth N (levels
+of nested attribute values, default 32), --max-attr-bytes N (one value,
+default 1048576), --max-trace-spans N (default 100000), --max-spans N (the
+whole input, default 5000000); -1 lifts one. Past a limit: exit 2.
+
 --format sarif writes SARIF 2.1.0 for CI and code-scanning tools: one rule
-per detector id, one result per finding at a logical location (service,
+per detector id, one result per finding, placed at its service's path in
+the repository (its directory by default; --sarif-map FILE maps services to
+paths, service: path per line) and at its logical location (service,
 request, operation), level error from half the critical path on.`
 
 const analyzeShortUsage = "usage: tracelab analyze --file F|- | --jaeger URL --service S [--operation O] | --tempo URL --query TRACEQL [--since D | --start T --end T] [--limit N] [--timeout D] [--max-response-bytes B] [--format text|json|sarif]"

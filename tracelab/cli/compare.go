@@ -21,13 +21,14 @@ func init() {
 	register("compare", "compare a baseline's traces with a candidate's: findings and latency", runCompare)
 }
 
-const compareUsage = `usage: tracelab compare --baseline SRC --candidate SRC [--format text|json|sarif] [--max-p95-regression P%] [--fail-on new|none]
+const compareUsage = `usage: tracelab compare --baseline SRC --candidate SRC [--format text|json|sarif] [--sarif-map FILE] [--max-p95-regression P%] [--fail-on new|none]
 
 SRC is a trace file (- for stdin, one side at most), or
   jaeger:URL?service=S[&operation=O][&since=15m|&start=T&end=T][&limit=20][&timeout=30s][&max-response-bytes=256MiB]
   tempo:URL?query=TRACEQL[&since, start, end, limit, timeout, max-response-bytes as above]
 each parameter (URL-encoded) as analyze's flag of that name; timeout is the deadline of
-that side's whole fetch.
+that side's whole fetch. A Jaeger or Tempo side also takes analyze's LIMITS
+(&max-attr-depth=N, ...); a file side parses with their defaults.
 
 Compares the findings (resolved, new, persisting) and per request type p50
 and p95 with a 95% bootstrap interval of the ratio, calls and round trips.
@@ -35,7 +36,8 @@ and p95 with a 95% bootstrap interval of the ratio, calls and round trips.
 --format json prints the comparison as pkg/compare/compare.schema.json
 describes it; --format sarif writes SARIF 2.1.0 whose results carry their
 baselineState (new, unchanged, absent), plus an error result of rule
-p95-regression for each request type that regressed.
+p95-regression for each request type that regressed, each placed at its
+service's path (--sarif-map FILE, as analyze's).
 
 Fails (exit 1) when something got worse beyond the thresholds:
   --fail-on new              any finding is new (the default); none: never
@@ -53,7 +55,7 @@ Exit codes: 0 nothing got worse; 1 it did; 2 bad input (as analyze's, and
 the refusals above); 3 the backend is not answering (as analyze's); 130
 interrupted.`
 
-const compareShortUsage = "usage: tracelab compare --baseline SRC --candidate SRC [--format text|json|sarif] [--max-p95-regression P%] [--fail-on new|none]"
+const compareShortUsage = "usage: tracelab compare --baseline SRC --candidate SRC [--format text|json|sarif] [--sarif-map FILE] [--max-p95-regression P%] [--fail-on new|none]"
 
 // compareOut is where the comparison goes; tests replace it.
 var compareOut io.Writer = os.Stdout
