@@ -123,6 +123,13 @@ func TestMalformedScenarioNamesTheField(t *testing.T) {
 	dir := filepath.Join(tmp, "scenarios", "nplus1")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(bad), 0o644)
+	// A checkout is known by its ports.env (pkg/lab).
+	ports, err := os.ReadFile(filepath.Join(root(t), "infra", "local", "ports.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(tmp, "infra", "local"), 0o755)
+	os.WriteFile(filepath.Join(tmp, "infra", "local", "ports.env"), ports, 0o644)
 	r := tracelab(t, []string{"TRACELAB_ROOT=" + tmp}, "scenario", "run", "nplus1")
 	if r.code != 2 || !strings.Contains(r.stderr, "expectations.ratios.0.min") {
 		t.Fatalf("want exit 2 naming expectations.ratios.0.min, got %d: %q", r.code, r.stderr)

@@ -70,6 +70,9 @@ func Open(root string) (*Checkout, error) {
 // the working directory that holds infra/local/ports.env.
 func Find() (string, error) {
 	if r := os.Getenv("TRACELAB_ROOT"); r != "" {
+		if _, err := os.Stat(filepath.Join(r, PortsFile)); err != nil {
+			return "", fmt.Errorf("TRACELAB_ROOT=%s is not the lab's checkout: it has no %s", r, PortsFile)
+		}
 		return filepath.Abs(r)
 	}
 	dir, err := os.Getwd()
