@@ -50,7 +50,10 @@ func WriteMarked(w io.Writer, run *Run) error {
 	return err
 }
 
-// ReadMarked finds the run WriteMarked wrote in log.
+// ReadMarked finds the run WriteMarked wrote in log. A container's log
+// interleaves its standard output with its standard error line by line, in
+// the order the runtime read them, so a progress line can land between the
+// markers: the run is the JSON object line among them.
 func ReadMarked(log string) (*Run, error) {
 	i := strings.Index(log, runBegin+"\n")
 	if i < 0 {
@@ -61,9 +64,15 @@ func ReadMarked(log string) (*Run, error) {
 	if k < 0 {
 		return nil, fmt.Errorf("no %q line after the run", runEnd)
 	}
-	var run Run
-	if err := json.Unmarshal([]byte(rest[:k]), &run); err != nil {
-		return nil, fmt.Errorf("the run's JSON: %v", err)
+	for _, line := range strings.Split(rest[:k], "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var run Run
+		if err := json.Unmarshal([]byte(line), &run); err != nil {
+			return nil, fmt.Errorf("the run's JSON: %v", err)
+		}
+		return &run, nil
 	}
-	return &run, nil
+	return nil, fmt.Errorf("no JSON line between %q and %q", runBegin, runEnd)
 }

@@ -265,4 +265,13 @@ func TestMarkedRunRoundTrips(t *testing.T) {
 	if _, err := ReadMarked("no run here"); err == nil {
 		t.Error("a log without a run was read")
 	}
+	// As a kind Job's log showed it: the engine's summary, written to
+	// standard error, read by the runtime between the marker and the JSON.
+	interleaved := strings.Replace(b.String(), runBegin+"\n", runBegin+"\nclosed model: 1 users, 50 requests: 50 requests (8.5/s)\n", 1)
+	if got, err := ReadMarked(interleaved); err != nil || got.Records[0].TraceID != "ab" {
+		t.Errorf("a progress line inside the markers: %+v, %v", got, err)
+	}
+	if _, err := ReadMarked(runBegin + "\nclosed model\n" + runEnd + "\n"); err == nil || !strings.Contains(err.Error(), "no JSON line") {
+		t.Errorf("markers around no JSON: %v", err)
+	}
 }
