@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -100,39 +101,44 @@ func Start(t testing.TB, tools Tools) *Cluster {
 	pool.AppendCertsFromPEM([]byte(pki.caPEM))
 	c.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 
-	etcdClient, etcdPeer, apiPort := repotest.FreePort(t), repotest.FreePort(t), repotest.FreePort(t)
-	c.url = "https://127.0.0.1:" + apiPort
-	etcdURL := "http://127.0.0.1:" + etcdClient
-	c.start("etcd", tools.Etcd,
-		"--name", "test", "--data-dir", filepath.Join(c.dir, "etcd"),
-		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
-		"--listen-peer-urls", "http://127.0.0.1:"+etcdPeer, "--initial-advertise-peer-urls", "http://127.0.0.1:"+etcdPeer,
-		"--initial-cluster", "test=http://127.0.0.1:"+etcdPeer,
-		// A test cluster lives for seconds; losing it on a power cut is fine.
-		"--unsafe-no-fsync")
-	c.waitHTTP("etcd", etcdURL+"/readyz", nil)
+	var etcdURL string
+	c.startOnFreePorts("etcd", 2, func(ports []string) {
+		etcdURL = "http://127.0.0.1:" + ports[0]
+		peerURL := "http://127.0.0.1:" + ports[1]
+		c.start("etcd", tools.Etcd,
+			"--name", "test", "--data-dir", filepath.Join(c.dir, "etcd"),
+			"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
+			"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+			"--initial-cluster", "test="+peerURL,
+			// A test cluster lives for seconds; losing it on a power cut is fine.
+			"--unsafe-no-fsync")
+	}, func() error { return c.waitHTTP("etcd", etcdURL+"/readyz", nil) })
 
-	c.start("kube-apiserver", tools.APIServer,
-		"--etcd-servers", etcdURL,
-		"--bind-address", "127.0.0.1", "--secure-port", apiPort,
-		"--tls-cert-file", pki.servingCert, "--tls-private-key-file", pki.servingKey,
-		"--token-auth-file", pki.tokenFile,
-		"--authorization-mode", "Node,RBAC",
-		// As on kind and EKS: privileged containers are the namespaces'
-		// Pod Security level's to refuse, not the whole cluster's.
-		"--allow-privileged=true",
-		// PodSecurity is one of the defaults; named so that a default
-		// changing upstream cannot turn off what the tests rely on.
-		"--enable-admission-plugins", "PodSecurity",
-		"--service-account-issuer", "https://kubernetes.default.svc",
-		"--service-account-key-file", pki.saPublic, "--service-account-signing-key-file", pki.saPrivate,
-		"--service-cluster-ip-range", "10.96.0.0/16",
-		// The kubernetes Service's endpoint would be 127.0.0.1, which
-		// Endpoints may not hold; nothing here reaches the API server
-		// through the Service.
-		"--endpoint-reconciler-type", "none",
-		"--cert-dir", filepath.Join(c.dir, "apiserver-certs"))
-	c.waitHTTP("kube-apiserver", c.url+"/readyz", map[string]string{"Authorization": "Bearer " + c.token})
+	c.startOnFreePorts("kube-apiserver", 1, func(ports []string) {
+		c.url = "https://127.0.0.1:" + ports[0]
+		c.start("kube-apiserver", tools.APIServer,
+			"--etcd-servers", etcdURL,
+			"--bind-address", "127.0.0.1", "--secure-port", ports[0],
+			"--tls-cert-file", pki.servingCert, "--tls-private-key-file", pki.servingKey,
+			"--token-auth-file", pki.tokenFile,
+			"--authorization-mode", "Node,RBAC",
+			// As on kind and EKS: privileged containers are the namespaces'
+			// Pod Security level's to refuse, not the whole cluster's.
+			"--allow-privileged=true",
+			// PodSecurity is one of the defaults; named so that a default
+			// changing upstream cannot turn off what the tests rely on.
+			"--enable-admission-plugins", "PodSecurity",
+			"--service-account-issuer", "https://kubernetes.default.svc",
+			"--service-account-key-file", pki.saPublic, "--service-account-signing-key-file", pki.saPrivate,
+			"--service-cluster-ip-range", "10.96.0.0/16",
+			// The kubernetes Service's endpoint would be 127.0.0.1, which
+			// Endpoints may not hold; nothing here reaches the API server
+			// through the Service.
+			"--endpoint-reconciler-type", "none",
+			"--cert-dir", filepath.Join(c.dir, "apiserver-certs"))
+	}, func() error {
+		return c.waitHTTP("kube-apiserver", c.url+"/readyz", map[string]string{"Authorization": "Bearer " + c.token})
+	})
 
 	components := c.writeKubeconfig("components.kubeconfig", true)
 	c.Kubeconfig = c.writeKubeconfig("kubeconfig", false)
@@ -246,10 +252,12 @@ func (c *Cluster) Apply(yaml string) []byte {
 // then the API server refuses every pod there.
 func (c *Cluster) WaitForServiceAccount(namespace string) {
 	c.t.Helper()
-	c.poll("the default ServiceAccount of namespace "+namespace, 60*time.Second, func() error {
+	if err := c.poll("the default ServiceAccount of namespace "+namespace, 60*time.Second, func() error {
 		_, err := c.TryKubectl("", "-n", namespace, "get", "serviceaccount", "default", "-o", "name")
 		return err
-	})
+	}); err != nil {
+		c.t.Fatalf("kubecluster: %v while waiting for the default ServiceAccount", err)
+	}
 }
 
 func (c *Cluster) logTails() {
@@ -305,19 +313,29 @@ func (c *Cluster) stop() {
 	}
 }
 
+// errPortTaken is a part's exit because another process bound its port
+// between repotest.FreePort and the part's own bind: other tests' clusters
+// run beside this one, and the kernel hands the same free ports to all.
+var errPortTaken = errors.New("its port was taken")
+
 // poll calls check until it succeeds, a part of the cluster exits, or the
-// timeout passes.
-func (c *Cluster) poll(what string, timeout time.Duration, check func() error) {
+// timeout passes. A part that exited because its port was taken is
+// errPortTaken, for startOnFreePorts to start it again; anything else
+// fails the test.
+func (c *Cluster) poll(what string, timeout time.Duration, check func() error) error {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		err := check()
 		if err == nil {
-			return
+			return nil
 		}
 		for _, p := range c.procs {
 			select {
 			case <-p.exited:
+				if log, _ := os.ReadFile(p.log); bytes.Contains(log, []byte("address already in use")) {
+					return fmt.Errorf("%s: %w", p.name, errPortTaken)
+				}
 				c.t.Fatalf("kubecluster: %s exited (%v) while waiting for %s", p.name, p.err, what)
 			default:
 			}
@@ -329,10 +347,32 @@ func (c *Cluster) poll(what string, timeout time.Duration, check func() error) {
 	}
 }
 
-// waitHTTP polls a readiness endpoint until it answers 200.
-func (c *Cluster) waitHTTP(name, url string, header map[string]string) {
+// startOnFreePorts starts a part on n ports chosen just before, and waits
+// until ready says it serves. When another process took one of the ports
+// first, the part is started again on new ones, up to three times.
+func (c *Cluster) startOnFreePorts(name string, n int, start func(ports []string), ready func() error) {
 	c.t.Helper()
-	c.poll(name+" ("+url+")", 60*time.Second, func() error {
+	for attempt := 1; ; attempt++ {
+		ports := make([]string, n)
+		for i := range ports {
+			ports[i] = repotest.FreePort(c.t)
+		}
+		start(ports)
+		err := ready()
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 3 {
+			c.t.Fatalf("kubecluster: %s: %v (attempt %d)", name, err, attempt)
+		}
+		c.t.Logf("kubecluster: %s lost its port to another process; starting it on another", name)
+		c.procs = c.procs[:len(c.procs)-1] // it has exited; nothing to stop
+	}
+}
+
+func (c *Cluster) waitHTTP(name, url string, header map[string]string) error {
+	c.t.Helper()
+	return c.poll(name+" ("+url+")", 60*time.Second, func() error {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
 		for k, v := range header {
 			req.Header.Set(k, v)
