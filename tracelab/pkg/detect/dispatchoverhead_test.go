@@ -144,6 +144,12 @@ func TestDispatchOverheadThresholds(t *testing.T) {
 		// 3 ms before a controller doing 1.2 ms of real work: only 2.5x
 		// the handler, but six times what ordinary dispatch costs.
 		{"3 ms before a 1.2 ms handler", gatewayOptions{requests: 50, interval: 10, handler: 1.2, dispatch: constant(3)}, true},
+		// The PathPattern gateway saturated on a busy machine (CI): 2.6 ms,
+		// 8 times a handler stretched as much, with about 30 requests in
+		// progress at once, so no request measured the code alone.
+		{"saturated PathPattern: 2.6 ms, 30 at once", gatewayOptions{requests: 400, interval: 0.1, handler: 0.33, dispatch: constant(2.6)}, false},
+		// The same gap on requests that each ran alone is the code's.
+		{"2.6 ms before a 0.33 ms handler, alone", gatewayOptions{requests: 50, interval: 10, handler: 0.33, dispatch: constant(2.6)}, true},
 		// The PathPattern gateway on a busy machine: a 1 ms gap, most of the
 		// request, 6 times a handler stretched as much.
 		{"busy PathPattern: 1 ms, 6x", gatewayOptions{requests: 50, interval: 10, handler: 0.17, dispatch: constant(1)}, false},
