@@ -21,7 +21,7 @@ SERVICES     := $(notdir $(patsubst %/service.yaml,%,$(wildcard services/*/servi
 SERVICE_JARS := $(foreach s,$(SERVICES),services/$(s)/target/$(s).jar)
 JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -name '*.java' -o -name 'pom.xml' -o -name '*.properties' -o -name '*.yaml' -o -name '*.sql' \) -print 2>/dev/null)
 # A recipe prefix: the services need a JDK >= 21, which may not be the default.
-MVN          := jdk=$$(infra/local/find-jdk.sh); JAVA_HOME=$$jdk mvn -B -q -f services/pom.xml
+MVN          := infra/local/mvn.sh -B -q -f services/pom.xml
 
 .PHONY: help tools tools-test build generate up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
 .PHONY: tools-bench bench-detect bench-throughput bench-first-run profile-antpath

@@ -54,6 +54,33 @@ if [ ! -f "$data/PG_VERSION" ]; then
   mv "$tmp" "$data"
 fi
 
+# A PostgreSQL killed with -9 leaves its postmaster.pid and its socket's
+# lock, and its backends stay attached to its shared memory until they
+# notice, within about a second, that their postmaster is gone. PostgreSQL
+# refuses to start while they are attached, and over a lock whose pid is
+# alive, which after a kill may be any other program's. So: wait for the old
+# cluster's processes, known by their working directory (every PostgreSQL
+# process runs in its data directory), and then remove the locks.
+cluster_processes() {
+  local p
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/cwd" 2>/dev/null)" = "$data" ] && echo "${p#/proc/}"
+  done
+  return 0
+}
+if [ -f "$data/postmaster.pid" ]; then
+  old=$(head -n1 "$data/postmaster.pid")
+  for _ in $(seq 50); do
+    left=$(cluster_processes)
+    [ -z "$left" ] && break
+    grep -qx "$old" <<<"$left" && { echo "run-postgres: PostgreSQL (pid $old) still runs on $data; stop it first (make down)" >&2; exit 1; }
+    sleep 0.1
+  done
+  [ -z "$left" ] || { echo "run-postgres: stopping the backends of a killed PostgreSQL: $(echo $left)"; kill -9 $left 2>/dev/null || true; }
+  echo "run-postgres: removing the locks of a PostgreSQL that did not stop (pid $old)"
+  rm -f "$data/postmaster.pid" "$sockets/.s.PGSQL.$POSTGRES_PORT.lock"
+fi
+
 existing=$(echo "SELECT datname FROM pg_database" | "${as_pg[@]}" "$PG_BIN_DIR/postgres" --single -D "$data" postgres 2>/dev/null)
 for db in "${databases[@]}"; do
   if ! grep -q "datname = \"$db\"" <<<"$existing"; then

@@ -19,7 +19,8 @@ import (
 // whileStackUp holds the checks a scenario's smoke run makes before its
 // stack goes down (see runSmoke).
 var whileStackUp = map[string]func(*testing.T, result.Result){
-	"nplus1": compareOverJaeger,
+	"nplus1":         compareOverJaeger,
+	"kafka-batching": killEachProcess,
 }
 
 // compareOverJaeger runs `tracelab compare` over the lab's Jaeger, the

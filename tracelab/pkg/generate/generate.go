@@ -375,6 +375,8 @@ processes:
       - {{q (print .Name "=" .Value)}}
 {{- end}}
     log_location: ${LAB_STATE}/logs/{{.Name}}.log
+    # Each line as the service wrote it (infra/local/process-compose.yaml says why).
+    log_configuration: {disable_json: true, no_metadata: true, no_color: true, fields_order: [message], flush_each_line: true}
     depends_on:
 {{- range .Needs}}
       {{.}}: {condition: process_healthy}

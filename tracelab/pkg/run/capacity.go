@@ -48,6 +48,18 @@ func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string
 	if err := r.Runtime.Up(ctx, s.Services, settings, variant); err != nil {
 		return nil, err
 	}
+	var p *result.Capacity
+	err := r.whileStackRuns(ctx, func(ctx context.Context) (err error) {
+		p, err = r.flatOut(ctx, s, profile, c, variant, dir, settings)
+		return err
+	})
+	return p, err
+}
+
+// flatOut warms the variant up and runs the closed-model probe on the stack
+// Up left running.
+func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, variant, dir string, settings scenario.Settings) (*result.Capacity, error) {
+	tag := "capacity " + variant
 	base, err := r.target(s.Entrypoint.Service)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -126,19 +127,31 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 // runVariant measures one variant; calibrated overrides the load parameters
 // of the profile and the variant (the calibrated RATE).
 func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, variant, dir string, calibrated map[string]string) (*result.VariantResult, error) {
-	p := s.Load.Profiles[profile]
 	vr := &result.VariantResult{Variant: variant, Settings: s.SettingsFor(profile, variant)}
 	r.Progress("[%s] bringing up %v with the %s settings", variant, s.Services, variant)
 	if err := r.Runtime.Up(ctx, s.Services, vr.Settings, variant); err != nil {
 		return nil, err
 	}
-	base, err := r.target(s.Entrypoint.Service)
+	err := r.whileStackRuns(ctx, func(ctx context.Context) error {
+		return r.measure(ctx, s, profile, variant, dir, calibrated, vr)
+	})
 	if err != nil {
 		return nil, err
 	}
+	return vr, nil
+}
+
+// measure drives one variant's load on the stack Up left running, then
+// collects and analyzes what it produced into vr.
+func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile, variant, dir string, calibrated map[string]string, vr *result.VariantResult) error {
+	p := s.Load.Profiles[profile]
+	base, err := r.target(s.Entrypoint.Service)
+	if err != nil {
+		return err
+	}
 	jc := jaeger.New(r.Runtime.JaegerURL())
 	if err := jc.Ping(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	loadEnv := s.LoadEnvFor(profile, variant)
 	params := maps.Clone(loadEnv)
@@ -146,14 +159,14 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 	var delivered int64
 	if d := s.Expectations.Delivery; d != nil {
 		if delivered, err = r.storedCount(ctx, d); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// Where a load run elsewhere (the cluster's Job) leaves its output.
 	loadLog := filepath.Join(dir, variant+"-load.log")
 	warm, err := r.warmUp(ctx, s, p, loadEnv, variant, base, loadLog)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if warm != nil && s.Expectations.Delivery != nil {
 		vr.Delivery = &result.DeliveryCount{Sent: int64(warm.Requests), Accepted: int64(math.Round(float64(warm.Requests) * (1 - warm.Failed)))}
@@ -166,7 +179,7 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 	vr.Window.End = time.Now()
 	cpuSamples := stopCPU()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sum := &lr.Summary
 	vr.Load = *sum
@@ -174,28 +187,28 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 
 	r.Progress("[%s] waiting for the run's traces in Jaeger", variant)
 	if err := r.Runtime.Reconnect(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	traces, err := r.collectTraces(ctx, jc, s.Entrypoint, vr.Window.Start, vr.Window.End, answered(lr.Records))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// The analyzed traces, as OTLP JSON, for `tracelab analyze --file`.
 	vr.TracesFile = filepath.Join(dir, variant+"-traces.json")
 	f, err := os.Create(vr.TracesFile)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	err = otlp.Write(f, traces)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	detectors := detect.All()
 	if vr.ClientMetrics, err = r.clientMetrics(ctx, detectors, vr.Window.Start, vr.Window.End); err != nil {
-		return nil, err
+		return err
 	}
 	vr.Analysis = analyze.Analyze(traces, detect.WithMetrics(detectors, vr.ClientMetrics))
 	vr.Durations = compare.Durations(traces)
@@ -238,12 +251,62 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 		vr.Delivery.Accepted += int64(math.Round(float64(sum.Requests) * (1 - sum.Failed)))
 		r.Progress("[%s] counting what %s stored (%d accepted)", variant, d.Service, vr.Delivery.Accepted)
 		if err := r.waitDelivered(ctx, d, delivered, vr.Delivery); err != nil {
-			return nil, err
+			return err
 		}
 		vr.Metrics["events_accepted"] = float64(vr.Delivery.Accepted)
 		vr.Metrics["events_stored"] = float64(vr.Delivery.Stored)
 	}
-	return vr, nil
+	return nil
+}
+
+// stackPoll is how often a run asks the runtime whether every process of
+// the stack still runs: a process-compose or kubectl call, light beside
+// the load.
+const stackPoll = 2 * time.Second
+
+// whileStackRuns runs f while watching the stack: when one of its processes
+// stops, f's context is cancelled and the error is the runtime's
+// *runtime.ExitError naming it, whatever step f was in (a dead PostgreSQL
+// would otherwise surface as failed requests in a load result).
+func (r *Runner) whileStackRuns(ctx context.Context, f func(context.Context) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		tick := time.NewTicker(stackPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if err := r.Runtime.Exited(ctx); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	err := f(ctx)
+	if err != nil && ctx.Err() == nil {
+		// A request failed at once when the process behind it died, maybe
+		// before the runtime's next look: give it a moment to report that.
+		for i := 0; i < 3; i++ {
+			if exited := r.Runtime.Exited(ctx); exited != nil {
+				cancel(exited)
+				break
+			}
+			time.Sleep(time.Second)
+		}
+	}
+	cancel(nil)
+	<-watching
+	var exited *runtime.ExitError
+	if errors.As(context.Cause(ctx), &exited) {
+		return exited
+	}
+	return err
 }
 
 // warmUp runs the same script as the measurement, with the same non-shape

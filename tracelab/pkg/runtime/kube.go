@@ -50,6 +50,10 @@ type Kube struct {
 	// cpuTargets is what CPUSeconds execs into, by service: deployment/x
 	// reaches a ready pod of the current rollout.
 	cpuTargets map[string]string
+	// The workloads the last Up rolled out, and their containers' restart
+	// counts at Exited's first look after it.
+	watched  []string
+	restarts map[string]podContainer
 	// routed waits until a URL through kube-proxy reaches a live pod
 	// (waitRouted); nil where nothing routes (tests with a fake kubectl).
 	routed func(ctx context.Context, url string) error
@@ -274,7 +278,9 @@ func (k *Kube) Up(ctx context.Context, services []string, settings Settings, var
 		return err
 	}
 	restarted := map[string]string{} // forwarded Service -> its port, for forwards whose pod is being replaced
-	for _, name := range append(append([]string{}, k.infra...), services...) {
+	k.watched, k.restarts = nil, nil
+	want := append(append([]string{}, k.infra...), services...)
+	for _, name := range want {
 		w, ok := all[name]
 		if !ok {
 			return fmt.Errorf("%s has no Deployment or StatefulSet in namespace %s of context %s; is k8s/overlays/%s applied? ('make %s-up')", name, k.namespace, k.context, k.name, k.name)
@@ -306,6 +312,7 @@ func (k *Kube) Up(ctx context.Context, services []string, settings Settings, var
 			}
 		}
 	}
+	k.watched = want
 	if !k.portFwd {
 		return nil
 	}
@@ -503,6 +510,94 @@ func (k *Kube) Down(ctx context.Context) error {
 		k.stopForward(s)
 	}
 	return nil
+}
+
+// podContainer is one container of a pod of a watched workload.
+type podContainer struct {
+	workload, pod, container string
+	restarts                 int
+	lastExit                 int    // the exit code of its last termination, -1 if none
+	reason                   string // of that termination (OOMKilled, Error)
+}
+
+// Exited implements Runtime from the pods of the workloads the last Up
+// rolled out: Kubernetes starts again a container that exits, so a
+// container whose restart count grew since the first look after Up, or a
+// pod that is gone, is what stopped.
+func (k *Kube) Exited(ctx context.Context) error {
+	if len(k.watched) == 0 {
+		return nil
+	}
+	now, err := k.podContainers(ctx)
+	if err != nil {
+		return nil // an unanswered poll is not a death: the next one decides
+	}
+	if k.restarts == nil {
+		k.restarts = now
+		return nil
+	}
+	for _, key := range slices.Sorted(maps.Keys(k.restarts)) {
+		before := k.restarts[key]
+		c, ok := now[key]
+		if ok && c.restarts == before.restarts {
+			continue
+		}
+		e := &ExitError{Name: before.workload, Code: -1, LastLine: "its pod " + before.pod + " is gone",
+			Log: fmt.Sprintf("kubectl --context %s -n %s get events", k.context, k.namespace)}
+		if ok {
+			e.Code, e.LastLine = c.lastExit, "container "+c.container+" restarted ("+c.reason+")"
+			e.Log = fmt.Sprintf("kubectl --context %s -n %s logs --previous pod/%s -c %s", k.context, k.namespace, c.pod, c.container)
+		}
+		return e
+	}
+	return nil
+}
+
+// podContainers lists the containers of the watched workloads' pods, by
+// pod/container.
+func (k *Kube) podContainers(ctx context.Context) (map[string]podContainer, error) {
+	out, err := k.run(ctx, "get", "pods", "-l", "app.kubernetes.io/name in ("+strings.Join(k.watched, ",")+")", "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct {
+				Name              string            `json:"name"`
+				Labels            map[string]string `json:"labels"`
+				DeletionTimestamp *string           `json:"deletionTimestamp"`
+			} `json:"metadata"`
+			Status struct {
+				ContainerStatuses []struct {
+					Name         string `json:"name"`
+					RestartCount int    `json:"restartCount"`
+					LastState    struct {
+						Terminated *struct {
+							ExitCode int    `json:"exitCode"`
+							Reason   string `json:"reason"`
+						} `json:"terminated"`
+					} `json:"lastState"`
+				} `json:"containerStatuses"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, fmt.Errorf("kubectl get pods: unexpected output: %v", err)
+	}
+	m := map[string]podContainer{}
+	for _, p := range list.Items {
+		if p.Metadata.DeletionTimestamp != nil {
+			continue // a replaced pod on its way out, not a member of the run's stack
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			pc := podContainer{workload: p.Metadata.Labels["app.kubernetes.io/name"], pod: p.Metadata.Name, container: c.Name, restarts: c.RestartCount, lastExit: -1}
+			if t := c.LastState.Terminated; t != nil {
+				pc.lastExit, pc.reason = t.ExitCode, t.Reason
+			}
+			m[p.Metadata.Name+"/"+c.Name] = pc
+		}
+	}
+	return m, nil
 }
 
 // Status is one line per workload of the lab: kind, name, ready replicas.

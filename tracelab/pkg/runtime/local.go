@@ -29,6 +29,7 @@ type Local struct {
 	poll        time.Duration  // between two looks at the processes' states
 	stopWait    time.Duration  // for the processes to stop after process-compose down
 	cpuPids     map[string]int // the processes CPUSeconds reads, by name
+	upPids      map[string]int // what the last Up left running, by name
 }
 
 // ProcessCompose is how Local drives process-compose and the processes it
@@ -185,6 +186,36 @@ func (l *Local) Up(ctx context.Context, services []string, settings Settings, va
 	return l.waitReady(ctx, want, nil)
 }
 
+// Exited implements Runtime: a process the last Up left running that
+// process-compose no longer runs, or runs under another pid.
+func (l *Local) Exited(ctx context.Context) error {
+	if len(l.upPids) == 0 {
+		return nil
+	}
+	if !l.Running() {
+		return &ExitError{Name: "process-compose", Code: -1, LastLine: lastLogLine(filepath.Join(l.state, "logs", "process-compose.log")),
+			Log: filepath.Join(".state", "logs", "process-compose.log")}
+	}
+	states, err := l.states(ctx)
+	if err != nil {
+		// An unanswered poll is not a death: the next one decides.
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(l.upPids)) {
+		st := states[name]
+		if st.IsRunning && st.Pid == l.upPids[name] {
+			continue
+		}
+		code := st.ExitCode
+		if st.IsRunning { // started again under another pid: the old one's code is gone
+			code = -1
+		}
+		log := filepath.Join(".state", "logs", name+".log")
+		return &ExitError{Name: name, Code: code, LastLine: lastLogLine(filepath.Join(l.root, log)), Log: log}
+	}
+	return nil
+}
+
 // waitStopped polls until process-compose no longer runs the process.
 func (l *Local) waitStopped(ctx context.Context, name string) error {
 	deadline := time.Now().Add(time.Minute)
@@ -248,7 +279,6 @@ type processState struct {
 	ExitCode  int    `json:"exit_code"`
 	Pid       int    `json:"pid"`
 	IsRunning bool   `json:"is_running"`
-	Mem       int64  `json:"mem"`
 }
 
 // States returns what process-compose knows of each process.
@@ -308,6 +338,12 @@ func (l *Local) waitReady(ctx context.Context, want []string, replaced map[strin
 				}
 			}
 			if len(pending) == 0 {
+				if replaced == nil { // the whole stack: what Exited checks
+					l.upPids = map[string]int{}
+					for _, name := range want {
+						l.upPids[name] = states[name].Pid
+					}
+				}
 				return nil
 			}
 		}
@@ -329,6 +365,7 @@ func (l *Local) waitReady(ctx context.Context, want []string, replaced map[strin
 // Down asks process-compose to stop everything, then makes sure: any
 // process it had started that is still alive is killed with its group.
 func (l *Local) Down(ctx context.Context) error {
+	l.upPids = nil
 	defer os.Remove(l.pidFile())
 	defer os.Remove(l.socket())
 	if !l.Running() {
@@ -399,7 +436,9 @@ func (l *Local) CPUSeconds(ctx context.Context, services []string) (map[string]f
 	return out, nil
 }
 
-// Status is one line per process: name, status, readiness, pid, memory.
+// Status is one line per process: name, status, readiness, pid, and the
+// memory of its process tree (kafka's and toxiproxy's processes are the
+// scripts that start their servers).
 func (l *Local) Status(ctx context.Context) (string, error) {
 	if !l.Running() {
 		return "the local stack is not running (make up starts it)\n", nil
@@ -408,11 +447,16 @@ func (l *Local) Status(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	children := childrenByParent()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-12s %-11s %-10s %8s %10s\n", "PROCESS", "STATUS", "READY", "PID", "MEM")
 	for _, n := range slices.Sorted(maps.Keys(states)) {
 		s := states[n]
-		fmt.Fprintf(&b, "%-12s %-11s %-10s %8d %9.0fM\n", n, s.Status, s.Ready, s.Pid, float64(s.Mem)/(1<<20))
+		var mem int64
+		if s.Pid > 0 && s.IsRunning {
+			mem = treeResident(s.Pid, children)
+		}
+		fmt.Fprintf(&b, "%-12s %-11s %-10s %8d %9.0fM\n", n, s.Status, s.Ready, s.Pid, float64(mem)/(1<<20))
 	}
 	fmt.Fprintf(&b, "\nJaeger %s   Prometheus %s   logs .state/logs/\n", l.JaegerURL(), l.PrometheusURL())
 	return b.String(), nil
@@ -426,6 +470,18 @@ func (l *Local) MemoryBytes(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	children := childrenByParent()
+	var total int64
+	for _, s := range states {
+		if s.Pid > 0 && s.IsRunning {
+			total += treeResident(s.Pid, children)
+		}
+	}
+	return total, nil
+}
+
+// childrenByParent maps each process to its children, from /proc.
+func childrenByParent() map[int][]int {
 	children := map[int][]int{}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, path := range stats {
@@ -442,20 +498,16 @@ func (l *Local) MemoryBytes(ctx context.Context) (int64, error) {
 			children[ppid] = append(children[ppid], pid)
 		}
 	}
-	var total int64
-	var add func(pid int)
-	add = func(pid int) {
-		total += residentBytes(pid)
-		for _, c := range children[pid] {
-			add(c)
-		}
+	return children
+}
+
+// treeResident is the resident memory of a process and its descendants.
+func treeResident(pid int, children map[int][]int) int64 {
+	total := residentBytes(pid)
+	for _, c := range children[pid] {
+		total += treeResident(c, children)
 	}
-	for _, s := range states {
-		if s.Pid > 0 && s.IsRunning {
-			add(s.Pid)
-		}
-	}
-	return total, nil
+	return total
 }
 
 func residentBytes(pid int) int64 {

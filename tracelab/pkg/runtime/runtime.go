@@ -42,6 +42,11 @@ type Runtime interface {
 	// CPUs is how many CPUs a service may use with the given settings: what
 	// its CPU use is judged against (on-CPU or off-CPU).
 	CPUs(ctx context.Context, service string, settings map[string]string) float64
+	// Exited is nil while everything the last Up left running still runs.
+	// Otherwise it is an *ExitError naming the first process or workload
+	// that stopped since, so a run can say what died rather than what it
+	// did to the load.
+	Exited(ctx context.Context) error
 	// Status describes the stack's processes or workloads, one per line.
 	Status(ctx context.Context) (string, error)
 	// Down stops everything the runtime started; it is safe to call twice.
@@ -51,6 +56,23 @@ type Runtime interface {
 	// LoadDriver is where this runtime's load runs: beside the caller, or
 	// in the cluster the services run in.
 	LoadDriver() load.Driver
+}
+
+// ExitError is a process or workload of the stack that stopped on its own
+// while a run needed it.
+type ExitError struct {
+	Name     string
+	Code     int    // its exit code; -1 when unknown
+	LastLine string // of its log
+	Log      string // where the whole log is
+}
+
+func (e *ExitError) Error() string {
+	code := "an unknown code"
+	if e.Code >= 0 {
+		code = fmt.Sprintf("code %d", e.Code)
+	}
+	return fmt.Sprintf("%s exited with %s during the run: %s (log: %s)", e.Name, code, e.LastLine, e.Log)
 }
 
 // Progress receives a runtime's progress lines (printf-style).
