@@ -384,7 +384,7 @@ processes:
     readiness_probe:
       http_get: {host: 127.0.0.1, port: {{.Port}}, path: {{.Health}}}
       period_seconds: 1
-      failure_threshold: 180
+      failure_threshold: 1500
     availability: {restart: "no"}
 {{- end}}
 `))

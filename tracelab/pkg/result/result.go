@@ -58,6 +58,9 @@ type VariantResult struct {
 	CPU map[string]CPUUse `json:"cpu,omitempty"`
 	// Bound says whether the entrypoint's service was on-CPU or off-CPU.
 	Bound string `json:"bound,omitempty"`
+	// GeneratorCores is the load generator's own CPU, when it ran in
+	// tracelab's process: what it took from the machine the services share.
+	GeneratorCores float64 `json:"generator_cores,omitempty"`
 	// Samples are what the intervals of ratios between variants resample,
 	// by metric name; Metrics holds their estimates.
 	Samples map[string]bootstrap.Sample `json:"-"`
@@ -99,6 +102,9 @@ type Check struct {
 type CPUUse struct {
 	Cores        float64 `json:"cores"`
 	MsPerRequest float64 `json:"ms_per_request"`
+	// WaitCores is how many CPUs' worth of time its runnable threads waited
+	// for a CPU (local runtime only): the part of its demand it did not get.
+	WaitCores float64 `json:"wait_cores,omitempty"`
 }
 
 // Capacity is a variant probed flat out (closed model): what it served,
@@ -110,6 +116,8 @@ type Capacity struct {
 	MeanMs        float64           `json:"mean_ms"`
 	CPU           map[string]CPUUse `json:"cpu,omitempty"`
 	Bound         string            `json:"bound,omitempty"`
+	// GeneratorCores: as in VariantResult.
+	GeneratorCores float64 `json:"generator_cores,omitempty"`
 	// Metrics and Samples are merged into the variant's own when it also
 	// runs, as capacity_rps and capacity_cpu_ms_per_request.
 	Metrics map[string]float64          `json:"metrics"`

@@ -102,13 +102,16 @@ func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile stri
 	if len(cpu.served) > 0 {
 		p.Samples["capacity_rps"] = cpu.served
 	}
+	if r.loadRunsHere(s.Entrypoint.Service) {
+		p.GeneratorCores = cpu.self
+	}
 	if u, ok := cpu.use[s.Entrypoint.Service]; ok {
 		p.Bound = bound(u, r.Runtime.CPUs(ctx, s.Entrypoint.Service, settings[s.Entrypoint.Service]), sum.MeanMs)
 		p.Metrics["capacity_cpu_ms_per_request"] = u.MsPerRequest
 		p.Metrics["capacity_cpu_cores"] = u.Cores
 		p.Samples["capacity_cpu_ms_per_request"] = cpu.perRequest
 	}
-	r.Progress("[%s] %.0f req/s flat out, mean %.1f ms, %s", tag, sum.ThroughputRPS, sum.MeanMs, describeCPU(cpu.use[s.Entrypoint.Service], s.Entrypoint.Service, p.Bound))
+	r.Progress("[%s] %.0f req/s flat out, mean %.1f ms, %s", tag, sum.ThroughputRPS, sum.MeanMs, describeCPU(cpu.use[s.Entrypoint.Service], s.Entrypoint.Service, p.Bound, p.GeneratorCores))
 	return p, nil
 }
 
@@ -123,9 +126,17 @@ func rateFrom(c *scenario.Capacity, probes []result.Capacity) *result.Calibrated
 	return nil
 }
 
-func describeCPU(u result.CPUUse, service, bound string) string {
+func describeCPU(u result.CPUUse, service, bound string, generator float64) string {
 	if bound == "" {
 		return "CPU not read"
 	}
-	return fmt.Sprintf("%s %.2f cores, %.2f CPU ms/request: %s", service, u.Cores, u.MsPerRequest, bound)
+	d := fmt.Sprintf("%s %.2f cores", service, u.Cores)
+	if u.WaitCores > 0 {
+		d += fmt.Sprintf(" (and %.2f waiting for a CPU)", u.WaitCores)
+	}
+	d += fmt.Sprintf(", %.2f CPU ms/request", u.MsPerRequest)
+	if generator > 0 {
+		d += fmt.Sprintf(", load generator %.2f cores", generator)
+	}
+	return d + ": " + bound
 }

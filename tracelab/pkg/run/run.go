@@ -104,7 +104,7 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 		return nil, err
 	}
 	res.Compared = judge.CompareFixes(s, res.Variants)
-	res.Checks = judge.Judge(s.OnRuntime(r.Runtime.Name()), opt.Profile, res.Variants, res.Compared, base)
+	res.Checks = judge.Judge(s.JudgedOn(r.Runtime.Name(), opt.Profile), opt.Profile, res.Variants, res.Compared, base)
 	res.Verdict = judge.Verdict(res.Checks)
 	if opt.Record {
 		base.Record(opt.Profile, res)
@@ -220,6 +220,9 @@ func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile, var
 	maps.Copy(vr.Samples, samples)
 	cpu := cpuUse(cpuSamples, traces, s.Entrypoint.Service)
 	vr.CPU = cpu.use
+	if r.loadRunsHere(s.Entrypoint.Service) {
+		vr.GeneratorCores = cpu.self
+	}
 	if u, ok := cpu.use[s.Entrypoint.Service]; ok {
 		vr.Bound = bound(u, r.Runtime.CPUs(ctx, s.Entrypoint.Service, vr.Settings[s.Entrypoint.Service]), sum.MeanMs)
 		vr.Metrics["cpu_ms_per_request"] = u.MsPerRequest
@@ -235,7 +238,7 @@ func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile, var
 	if _, open := params["RATE"]; !open && len(cpu.served) > 0 {
 		vr.Samples["throughput_rps"] = cpu.served
 	}
-	r.Progress("[%s] %s", variant, describeCPU(cpu.use[s.Entrypoint.Service], s.Entrypoint.Service, vr.Bound))
+	r.Progress("[%s] %s", variant, describeCPU(cpu.use[s.Entrypoint.Service], s.Entrypoint.Service, vr.Bound, vr.GeneratorCores))
 	// The entrypoint's batching, when it exports producer client metrics:
 	// the mechanism a Kafka fix changes, for ratios and the report.
 	for name, from := range map[string]string{"records_per_request": "records_per_request_avg", "batch_size_bytes": "batch_size_avg_bytes"} {
@@ -336,6 +339,13 @@ func (r *Runner) warmUp(ctx context.Context, s *scenario.Scenario, p scenario.Pr
 		return nil, fmt.Errorf("%.0f%% of the warm-up requests failed (first: %s); see .state/logs/%s.log", 100*sum.Failed, firstError(run.Records), s.Entrypoint.Service)
 	}
 	return sum, nil
+}
+
+// loadRunsHere tells whether the load runs in this process, so that the
+// process's own CPU is the generator's.
+func (r *Runner) loadRunsHere(service string) bool {
+	t, err := r.Load.Target(service)
+	return t == "" && err == nil
 }
 
 // target is the entrypoint's base URL as the load reaches it: the

@@ -26,30 +26,62 @@ func processTreeCPU(ctx context.Context, pid int) (float64, error) {
 	return psTreeCPU(ctx, pid)
 }
 
-// procTreeCPU reads utime and stime of the process and, through each
-// thread's children file, of its descendants.
+// procTreeCPU reads utime and stime of the process and of its descendants.
 func procTreeCPU(pid int) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return procTree(pid, func(pid int) (float64, error) {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0, err
+		}
+		// The command name (field 2) may hold spaces; fields after it are fixed.
+		f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		if len(f) < 13 {
+			return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+		}
+		utime, err1 := strconv.ParseFloat(f[11], 64)
+		stime, err2 := strconv.ParseFloat(f[12], 64)
+		if err1 != nil || err2 != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: unreadable CPU times", pid)
+		}
+		return (utime + stime) / userHZ, nil
+	})
+}
+
+// procTreeWait is the time, in seconds, the threads of the process and of
+// its descendants have spent runnable but waiting for a CPU: the second
+// field of each thread's schedstat, in nanoseconds. A thread that has
+// ended takes its share with it, so this counts the threads alive now.
+func procTreeWait(pid int) (float64, error) {
+	return procTree(pid, func(pid int) (float64, error) {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			return 0, err
+		}
+		var ns float64
+		for _, t := range tasks {
+			data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+			if f := strings.Fields(string(data)); err == nil && len(f) >= 2 {
+				w, _ := strconv.ParseFloat(f[1], 64)
+				ns += w
+			}
+		}
+		return ns / 1e9, nil
+	})
+}
+
+// procTree sums of(pid) over the process and, through each thread's
+// children file, its descendants.
+func procTree(pid int, of func(pid int) (float64, error)) (float64, error) {
+	total, err := of(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) may hold spaces; fields after it are fixed.
-	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
-	}
-	utime, err1 := strconv.ParseFloat(f[11], 64)
-	stime, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: unreadable CPU times", pid)
-	}
-	total := (utime + stime) / userHZ
 	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	for _, t := range tasks {
 		children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
 		for _, c := range strings.Fields(string(children)) {
 			if child, err := strconv.Atoi(c); err == nil {
-				if sec, err := procTreeCPU(child); err == nil {
+				if sec, err := procTree(child, of); err == nil {
 					total += sec
 				}
 			}

@@ -8,10 +8,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"tracelab/pkg/lab"
 )
@@ -308,8 +311,9 @@ func (l *Local) states(ctx context.Context) (map[string]processState, error) {
 // and fails fast, naming the log, when one exits instead. replaced holds
 // the pid of an instance being restarted: its exit is not a failure.
 func (l *Local) waitReady(ctx context.Context, want []string, replaced map[string]int) error {
-	const limit = 5 * time.Minute
-	deadline := time.Now().Add(limit)
+	limit, why := readyLimit()
+	start := time.Now()
+	deadline := start.Add(limit)
 	lastReport := time.Now()
 	for {
 		if !l.Running() {
@@ -330,7 +334,12 @@ func (l *Local) waitReady(ctx context.Context, want []string, replaced map[strin
 				}
 				switch st.Status {
 				case "Completed", "Error", "Skipped":
-					return fmt.Errorf("%s exited with code %d while starting: %s (log: %s)", name, st.ExitCode,
+					how := fmt.Sprintf("exited with code %d", st.ExitCode)
+					if st.ExitCode == 143 || st.ExitCode == 137 {
+						how = fmt.Sprintf("was stopped (exit code %d) %s after it started, before its readiness check (%s) passed", st.ExitCode,
+							time.Since(start).Round(time.Second), l.readinessCheck(name))
+					}
+					return fmt.Errorf("%s %s while starting: %s (log: %s)", name, how,
 						lastLogLine(filepath.Join(l.state, "logs", name+".log")), filepath.Join(".state", "logs", name+".log"))
 				}
 				if st.Status != "Running" || (st.HasProbe && st.Ready != "Ready") {
@@ -348,10 +357,12 @@ func (l *Local) waitReady(ctx context.Context, want []string, replaced map[strin
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not ready after %s: %s; see .state/logs/", limit, strings.Join(pending, ", "))
+			name := pending[0]
+			return fmt.Errorf("%s did not pass its readiness check (%s) within %s (%s): %s (log: %s)", name, l.readinessCheck(name),
+				limit.Round(time.Second), why, lastLogLine(filepath.Join(l.state, "logs", name+".log")), filepath.Join(".state", "logs", name+".log"))
 		}
 		if time.Since(lastReport) > 10*time.Second && len(pending) > 0 {
-			l.progress("waiting for %s to be ready", strings.Join(pending, ", "))
+			l.progress("waiting for %s to be ready (%s of at most %s)", strings.Join(pending, ", "), time.Since(start).Round(time.Second), limit.Round(time.Second))
 			lastReport = time.Now()
 		}
 		select {
@@ -360,6 +371,61 @@ func (l *Local) waitReady(ctx context.Context, want []string, replaced map[strin
 		case <-time.After(l.poll):
 		}
 	}
+}
+
+// readyLimit is how long a start may take: 5 minutes, the slowest start
+// seen on an idle 2-CPU machine being Spring services at about 100 s,
+// stretched by the machine's load per CPU (a start's CPU work waits behind
+// it), up to 4 times. process-compose's own readiness limits
+// (failure_threshold) are set beyond that, so this is the one limit.
+func readyLimit() (time.Duration, string) {
+	const base, most = 5 * time.Minute, 4.0
+	perCPU := 0.0
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			load, _ := strconv.ParseFloat(f[0], 64)
+			perCPU = load / float64(goruntime.NumCPU())
+		}
+	}
+	stretch := min(max(perCPU, 1), most)
+	return time.Duration(stretch * float64(base)), fmt.Sprintf("%s, stretched %.1fx by a load of %.1f per CPU", base, stretch, perCPU)
+}
+
+// readinessCheck describes a process's readiness probe, as its
+// process-compose file declares it.
+func (l *Local) readinessCheck(name string) string {
+	for _, file := range []string{"process-compose.yaml", "services.process-compose.yaml"} {
+		data, err := os.ReadFile(filepath.Join(l.root, "infra", "local", file))
+		if err != nil {
+			continue
+		}
+		var pc struct {
+			Processes map[string]struct {
+				Ready *struct {
+					HTTP *struct{ Host, Port, Path string } `yaml:"http_get"`
+					Exec *struct{ Command string }          `yaml:"exec"`
+				} `yaml:"readiness_probe"`
+			}
+		}
+		// process-compose fills in the variables before it reads the YAML:
+		// ${PORT} inside a {flow mapping} is not YAML until then.
+		text := os.Expand(string(data), func(k string) string { return l.ports[k] })
+		if yaml.Unmarshal([]byte(text), &pc) != nil {
+			continue
+		}
+		p, ok := pc.Processes[name]
+		if !ok || p.Ready == nil {
+			continue
+		}
+		switch {
+		case p.Ready.HTTP != nil:
+			h := p.Ready.HTTP
+			return "GET http://" + h.Host + ":" + h.Port + h.Path
+		case p.Ready.Exec != nil:
+			return "exec " + p.Ready.Exec.Command
+		}
+	}
+	return "readiness_probe in infra/local/*process-compose.yaml"
 }
 
 // Down asks process-compose to stop everything, then makes sure: any
@@ -433,6 +499,20 @@ func (l *Local) CPUSeconds(ctx context.Context, services []string) (map[string]f
 		}
 	}
 	read()
+	return out, nil
+}
+
+// CPUWaitSeconds implements CPUWaiter, from the schedstat of the threads
+// of each service's process tree (the pids CPUSeconds found).
+func (l *Local) CPUWaitSeconds(ctx context.Context, services []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, name := range services {
+		if pid := l.cpuPids[name]; pid != 0 {
+			if sec, err := procTreeWait(pid); err == nil {
+				out[name] = sec
+			}
+		}
+	}
 	return out, nil
 }
 

@@ -58,6 +58,15 @@ type Runtime interface {
 	LoadDriver() load.Driver
 }
 
+// CPUWaiter is a runtime that can also tell, per service, how long its
+// runnable threads have waited for a CPU, in seconds: what a CPU-bound
+// service did not get of its CPUs while something else (the load
+// generator, another program) ran there. The local runtime reads it from
+// Linux's schedstat; a container's cgroup v1 has no such figure.
+type CPUWaiter interface {
+	CPUWaitSeconds(ctx context.Context, services []string) (map[string]float64, error)
+}
+
 // ExitError is a process or workload of the stack that stopped on its own
 // while a run needed it.
 type ExitError struct {

@@ -154,20 +154,25 @@ type Ratio struct {
 	Numerator   string  `json:"numerator"`
 	Denominator string  `json:"denominator"`
 	Min         float64 `json:"min"`
-	// MinOn replaces Min on a runtime named here (kind, eks), where the
-	// whole stack shares the node's CPUs with Kubernetes itself; the
-	// scenario file says where each value comes from.
+	// MinOn replaces Min on a runtime (kind, eks), where the whole stack
+	// shares the node's CPUs with Kubernetes itself, or in a profile
+	// (smoke), whose few requests a busy machine moves more; where several
+	// entries apply, the lowest. The scenario file says where each value
+	// comes from.
 	MinOn map[string]float64 `json:"min_on,omitempty"`
 }
 
-// OnRuntime returns the scenario as a runtime judges it: each ratio's
-// minimum is its min_on entry for that runtime, if it has one.
-func (s *Scenario) OnRuntime(runtime string) *Scenario {
+// JudgedOn returns the scenario as a run on that runtime with that profile
+// is judged: each ratio's minimum is the lowest of its min_on entries for
+// either, if it has any.
+func (s *Scenario) JudgedOn(runtime, profile string) *Scenario {
 	out := *s
 	out.Expectations.Ratios = slices.Clone(s.Expectations.Ratios)
 	for i, r := range out.Expectations.Ratios {
-		if m, ok := r.MinOn[runtime]; ok {
-			out.Expectations.Ratios[i].Min = m
+		for _, key := range []string{runtime, profile} {
+			if m, ok := r.MinOn[key]; ok && m < out.Expectations.Ratios[i].Min {
+				out.Expectations.Ratios[i].Min = m
+			}
 		}
 	}
 	return &out

@@ -132,16 +132,19 @@ func TestDBCallsPerRequestMetric(t *testing.T) {
 	}
 }
 
-// A runtime's own minimum replaces min for that runtime only.
-func TestOnRuntime(t *testing.T) {
-	s := &Scenario{Expectations: Expectations{Ratios: []Ratio{{Metric: "p50_ms", Min: 25, MinOn: map[string]float64{"kind": 15}}, {Metric: "x", Min: 3}}}}
-	if got := s.OnRuntime("kind").Expectations.Ratios; got[0].Min != 15 || got[1].Min != 3 {
-		t.Errorf("kind: %+v", got)
-	}
-	if got := s.OnRuntime("local").Expectations.Ratios; got[0].Min != 25 {
-		t.Errorf("local: %+v", got)
+// A runtime's or a profile's own minimum replaces min for it only, the
+// lowest where both apply.
+func TestJudgedOn(t *testing.T) {
+	s := &Scenario{Expectations: Expectations{Ratios: []Ratio{{Metric: "p50_ms", Min: 25, MinOn: map[string]float64{"kind": 15, "smoke": 20}}, {Metric: "x", Min: 3}}}}
+	for _, c := range []struct {
+		runtime, profile string
+		want             float64
+	}{{"kind", "full", 15}, {"kind", "smoke", 15}, {"local", "smoke", 20}, {"local", "full", 25}} {
+		if got := s.JudgedOn(c.runtime, c.profile).Expectations.Ratios; got[0].Min != c.want || got[1].Min != 3 {
+			t.Errorf("%s, %s: %+v; want min %v", c.runtime, c.profile, got, c.want)
+		}
 	}
 	if s.Expectations.Ratios[0].Min != 25 {
-		t.Error("OnRuntime changed the scenario it was given")
+		t.Error("JudgedOn changed the scenario it was given")
 	}
 }
