@@ -131,7 +131,7 @@ test-e2e: tools tools-test build
 	@echo "==> end-to-end: the smoke profile of every scenario on the local runtime"
 	cd tracelab && TRACELAB_BIN=$(TRACELAB) go test -tags e2e -count=1 -timeout 40m -v ./e2e
 
-bench: tools build bench-throughput bench-first-run ## benchmarks: tracelab vs perf-sentinel (wall, CPU, memory), analyzer spans/s, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), a newcomer's first run
+bench: tools build bench-throughput bench-noisy bench-first-run ## benchmarks: tracelab vs perf-sentinel (wall, CPU, memory), analyzer spans/s, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), smoke verdicts beside a CPU hog, a newcomer's first run
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x -benchmem
 	$(TRACELAB) bench-load
 	$(TRACELAB) bench-stack
@@ -140,6 +140,9 @@ bench: tools build bench-throughput bench-first-run ## benchmarks: tracelab vs p
 # The gateway alone, on a free port outside the lab's: no stack, no make up.
 profile-antpath: $(TRACELAB) services/gateway/target/gateway.jar ## JFR profile of the gateway alone, per matcher: share of CPU samples in path matching (antpath)
 	@TRACELAB_BIN=$(TRACELAB) services/gateway/profile-matching.sh
+
+bench-noisy: tools build ## every scenario's smoke profile beside a CPU hog on every CPU (stress-ng), RUNS times (3): verdicts and pass rates
+	@TRACELAB_BIN=$(TRACELAB) infra/local/bench-noisy.sh
 
 bench-first-run: ## the first make scenario-nplus1 from a fresh clone: cold (every cache empty) and warm (about 25 minutes)
 	@infra/local/bench-first-run.sh

@@ -24,17 +24,15 @@ const cpuEvery = 250 * time.Millisecond
 // length, so a 3-second variant has as many as a minute-long one.
 func servedBlock(n int) int { return max(10, n/50) }
 
-// A service is on-CPU when it wants at least saturatedShare of the CPUs it
+// A service is on-CPU when it uses at least saturatedShare of the CPUs it
 // may use (case study 000: the CPU-bound GET at 99% of its allocation, the
 // POST whose bottleneck was elsewhere at 37%), or when CPU time is at
 // least onCPUShare of a request's mean latency: most of the request is
-// spent computing, not waiting. What it wants is what it ran plus what its
-// runnable threads waited for a CPU, where the runtime can tell: on a
-// shared machine the load generator or a neighbour takes part of the
-// service's CPU, and a CPU-bound service then waits for the rest, where
-// an off-CPU one waits for its database (in case study 000's GET, run
-// beside the lab's own generator, 0.70 cores of its one CPU read as
-// off-CPU without the wait).
+// spent computing, not waiting. It is contended when it falls short of
+// saturatedShare only by what its runnable threads waited for a CPU, where
+// the runtime can tell: something else (another program, on a shared
+// machine) took the CPU it wanted, and whether it would have been on-CPU
+// on a CPU of its own cannot be told. Otherwise it is off-CPU.
 const (
 	saturatedShare = 0.8
 	onCPUShare     = 0.5
@@ -166,8 +164,11 @@ func cpuUse(samples []cpuSample, traces []*trace.Trace, entrypoint string) cpuOf
 // saturatedShare), given the CPUs it may use and its requests' mean
 // latency.
 func bound(u result.CPUUse, cpus, meanMs float64) string {
-	if u.Cores+u.WaitCores >= saturatedShare*cpus || (meanMs > 0 && u.MsPerRequest >= onCPUShare*meanMs) {
+	switch {
+	case u.Cores >= saturatedShare*cpus || (meanMs > 0 && u.MsPerRequest >= onCPUShare*meanMs):
 		return "on-CPU"
+	case u.Cores+u.WaitCores >= saturatedShare*cpus:
+		return "contended"
 	}
 	return "off-CPU"
 }

@@ -163,22 +163,49 @@ var cgroupCPUCommand = []string{"sh", "-c", "cat /sys/fs/cgroup/cpu.stat 2>/dev/
 // launcher pins with taskset; where there is none (macOS), the list is not
 // applied and the service may use every CPU.
 func (l *Local) CPUs(_ context.Context, _ string, settings map[string]string) float64 {
+	if pinned := pinnedCPUs(settings); pinned != nil {
+		return float64(len(pinned))
+	}
+	return float64(goruntime.NumCPU())
+}
+
+// OtherCPUs implements CPUReserver: the machine's CPUs outside the
+// service's LAB_CPUS list; none when it has no list or the list takes them
+// all.
+func (l *Local) OtherCPUs(settings map[string]string) []int {
+	pinned := pinnedCPUs(settings)
+	if pinned == nil {
+		return nil
+	}
+	var other []int
+	for c := range goruntime.NumCPU() {
+		if !pinned[c] {
+			other = append(other, c)
+		}
+	}
+	return other
+}
+
+// pinnedCPUs is the set of CPUs of the service's LAB_CPUS list, or nil when
+// it has none or it cannot be applied (no taskset).
+func pinnedCPUs(settings map[string]string) map[int]bool {
 	list := settings["LAB_CPUS"]
 	if _, err := exec.LookPath("taskset"); list == "" || err != nil {
-		return float64(goruntime.NumCPU())
+		return nil
 	}
-	n := 0
+	set := map[int]bool{}
 	for _, part := range strings.Split(list, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		if !isRange {
-			n++
-			continue
+			hi = lo
 		}
 		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
 		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
 		if err1 == nil && err2 == nil {
-			n += max(0, b-a+1)
+			for c := a; c <= b; c++ {
+				set[c] = true
+			}
 		}
 	}
-	return float64(n)
+	return set
 }

@@ -67,6 +67,14 @@ type CPUWaiter interface {
 	CPUWaitSeconds(ctx context.Context, services []string) (map[string]float64, error)
 }
 
+// CPUReserver is a runtime that can give a service CPUs of its own (the
+// local runtime's LAB_CPUS): the load generator, when it runs in tracelab's
+// process, keeps to the other CPUs, so a CPU-bound service can be driven to
+// saturation rather than share its CPU with what drives it.
+type CPUReserver interface {
+	OtherCPUs(settings map[string]string) []int
+}
+
 // ExitError is a process or workload of the stack that stopped on its own
 // while a run needed it.
 type ExitError struct {

@@ -1,0 +1,49 @@
+package run
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// allowed is every thread's Cpus_allowed_list, as the kernel reports it.
+func allowed(t *testing.T) map[string]bool {
+	t.Helper()
+	lists := map[string]bool{}
+	eachThread(func(tid int) {
+		data, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/status")
+		if err != nil {
+			return // a thread that ended meanwhile
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+				lists[strings.TrimSpace(v)] = true
+			}
+		}
+	})
+	return lists
+}
+
+func TestPinProcessPinsEveryThreadAndRestores(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: nothing to keep off")
+	}
+	before := allowed(t)
+	unpin := pinProcess([]int{0})
+	during := allowed(t)
+	unpin()
+	after := allowed(t)
+	if len(during) != 1 || !during["0"] {
+		t.Errorf("pinned to CPU 0, the threads may run on %v", during)
+	}
+	if len(after) != len(before) {
+		t.Errorf("after: %v, before: %v", after, before)
+	}
+	for l := range before {
+		if !after[l] {
+			t.Errorf("after: %v, before: %v", after, before)
+		}
+	}
+}
