@@ -27,6 +27,8 @@ type Result struct {
 	Profile   string    `json:"profile"`
 	Runtime   string    `json:"runtime"`
 	StartedAt time.Time `json:"started_at"`
+	// Entrypoint is the service the load drives: whose CPU decides bound.
+	Entrypoint string `json:"entrypoint"`
 	// Capacity is what each probed variant served flat out, before the
 	// variants ran; Calibrated, the open-model rate sized from it.
 	Capacity   []Capacity      `json:"capacity,omitempty"`

@@ -63,7 +63,7 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 			return nil, fmt.Errorf("scenario %s has no variant %q; variants: %s", s.Name, v, strings.Join(s.VariantNames(), ", "))
 		}
 	}
-	res := &result.Result{Scenario: s.Name, Profile: opt.Profile, Runtime: r.Runtime.Name(), StartedAt: time.Now().UTC()}
+	res := &result.Result{Scenario: s.Name, Profile: opt.Profile, Runtime: r.Runtime.Name(), StartedAt: time.Now().UTC(), Entrypoint: s.Entrypoint.Service}
 	dir := filepath.Join(r.Lab.State, "results", s.Name+"-"+res.StartedAt.Format("20060102T150405Z"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
