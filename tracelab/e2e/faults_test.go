@@ -66,11 +66,16 @@ func killDuringRun(t *testing.T, name string) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Fatalf("run with %s killed: %v, want exit 3; output:\n%s", name, err, strings.Join(lines, "\n"))
 	}
+	// Killed with -9: a process that is its server dies of the signal, a
+	// script whose server it was exits with 137.
 	last := lines[len(lines)-1]
-	for _, want := range []string{name + " exited with code", "during the run", ".state/logs/" + name + ".log"} {
+	for _, want := range []string{": " + name + " ", " during the run: ", ".state/logs/" + name + ".log"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("last line %q does not say %q", last, want)
 		}
+	}
+	if !strings.Contains(last, name+" was killed (by a signal") && !strings.Contains(last, name+" exited with code 137") {
+		t.Errorf("last line %q does not say how %s ended", last, name)
 	}
 	// The watcher looks every 2 s; a step it interrupts ends at once.
 	if took > 15*time.Second {

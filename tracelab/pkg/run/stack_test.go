@@ -72,3 +72,11 @@ func TestAHealthyStackLeavesTheStepsResult(t *testing.T) {
 		t.Errorf("err = %v; want boom", err)
 	}
 }
+
+// A process killed by a signal has no exit code: the message says so.
+func TestAKilledProcessIsSaidKilled(t *testing.T) {
+	err := &runtime.ExitError{Name: "jaeger", Code: -1, LastLine: "ready", Log: ".state/logs/jaeger.log"}
+	if want := "jaeger was killed (by a signal: no exit code) during the run: ready (log: .state/logs/jaeger.log)"; err.Error() != want {
+		t.Errorf("%q\nwant %q", err, want)
+	}
+}

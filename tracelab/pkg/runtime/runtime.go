@@ -79,17 +79,17 @@ type CPUReserver interface {
 // while a run needed it.
 type ExitError struct {
 	Name     string
-	Code     int    // its exit code; -1 when unknown
+	Code     int    // its exit code; -1 when a signal killed it, or unknown
 	LastLine string // of its log
 	Log      string // where the whole log is
 }
 
 func (e *ExitError) Error() string {
-	code := "an unknown code"
-	if e.Code >= 0 {
-		code = fmt.Sprintf("code %d", e.Code)
+	how := fmt.Sprintf("exited with code %d", e.Code)
+	if e.Code < 0 { // a signal's death has no exit code (Go's ExitCode is -1)
+		how = "was killed (by a signal: no exit code)"
 	}
-	return fmt.Sprintf("%s exited with %s during the run: %s (log: %s)", e.Name, code, e.LastLine, e.Log)
+	return fmt.Sprintf("%s %s during the run: %s (log: %s)", e.Name, how, e.LastLine, e.Log)
 }
 
 // Progress receives a runtime's progress lines (printf-style).
