@@ -104,9 +104,9 @@ type Check struct {
 type CPUUse struct {
 	Cores        float64 `json:"cores"`
 	MsPerRequest float64 `json:"ms_per_request"`
-	// WaitCores is how many CPUs' worth of time its runnable threads waited
-	// for a CPU (local runtime only): the part of its demand it did not get.
-	WaitCores float64 `json:"wait_cores,omitempty"`
+	// OthersCores is the CPU other programs used on its CPUs meanwhile,
+	// for the entrypoint on the local runtime: what it might have used.
+	OthersCores float64 `json:"others_cores,omitempty"`
 }
 
 // Capacity is a variant probed flat out (closed model): what it served,

@@ -77,9 +77,9 @@ func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile stri
 	}
 	maps.Copy(env, c.Env)
 	r.Progress("[%s] flat out: %s virtual users for %s", tag, env["VUS"], env["DURATION"])
-	stopCPU := r.sampleCPU(ctx, s.Services)
+	stopCPU := r.sampleCPU(ctx, s.Services, settings[s.Entrypoint.Service])
 	from := time.Now()
-	unpin := r.keepLoadOff(s.Entrypoint.Service, settings)
+	unpin := r.reserveCPUs(ctx, s.Entrypoint.Service, settings)
 	run, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: env, Progress: r.progressFor(tag), LogFile: loadLog})
 	unpin()
 	to := time.Now()
@@ -133,8 +133,8 @@ func describeCPU(u result.CPUUse, service, bound string, generator float64) stri
 		return "CPU not read"
 	}
 	d := fmt.Sprintf("%s %.2f cores", service, u.Cores)
-	if u.WaitCores > 0 {
-		d += fmt.Sprintf(" (and %.2f waiting for a CPU)", u.WaitCores)
+	if u.OthersCores > 0 {
+		d += fmt.Sprintf(" (other programs %.2f on its CPUs)", u.OthersCores)
 	}
 	d += fmt.Sprintf(", %.2f CPU ms/request", u.MsPerRequest)
 	if generator > 0 {

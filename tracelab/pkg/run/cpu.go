@@ -29,10 +29,9 @@ func servedBlock(n int) int { return max(10, n/50) }
 // POST whose bottleneck was elsewhere at 37%), or when CPU time is at
 // least onCPUShare of a request's mean latency: most of the request is
 // spent computing, not waiting. It is contended when it falls short of
-// saturatedShare only by what its runnable threads waited for a CPU, where
-// the runtime can tell: something else (another program, on a shared
-// machine) took the CPU it wanted, and whether it would have been on-CPU
-// on a CPU of its own cannot be told. Otherwise it is off-CPU.
+// saturatedShare only because other programs ran on its CPUs (where the
+// runtime can tell): they took what it might have used, so whether it
+// would have been on-CPU cannot be told. Otherwise it is off-CPU.
 const (
 	saturatedShare = 0.8
 	onCPUShare     = 0.5
@@ -41,20 +40,22 @@ const (
 type cpuSample struct {
 	at      time.Time
 	seconds map[string]float64 // CPU time used, by service
-	waited  map[string]float64 // runnable but waiting for a CPU, by service (where known)
-	self    float64            // this process's CPU time: the load generator's, when it runs here
+	busy    float64            // CPU time of every program on the entrypoint's CPUs
+	busyOK  bool
+	self    float64 // this process's CPU time: the load generator's, when it runs here
 }
 
 // sampleCPU reads the services' CPU time now and every cpuEvery until the
-// returned stop is called, which reads it once more and returns the reads.
-// A failed read is skipped: CPU is reported, not required.
-func (r *Runner) sampleCPU(ctx context.Context, services []string) (stop func() []cpuSample) {
-	waiter, _ := r.Runtime.(runtime.CPUWaiter)
+// returned stop is called, which reads it once more and returns the reads;
+// entry are the entrypoint's settings, which say its CPUs. A failed read is
+// skipped: CPU is reported, not required.
+func (r *Runner) sampleCPU(ctx context.Context, services []string, entry map[string]string) (stop func() []cpuSample) {
+	reserver, _ := r.Runtime.(runtime.CPUReserver)
 	read := func() (cpuSample, bool) {
 		sec, err := r.Runtime.CPUSeconds(ctx, services)
 		s := cpuSample{at: time.Now(), seconds: sec, self: selfCPU()}
-		if waiter != nil {
-			s.waited, _ = waiter.CPUWaitSeconds(ctx, services)
+		if reserver != nil {
+			s.busy, s.busyOK = reserver.BusySeconds(entry)
 		}
 		return s, err == nil && len(sec) > 0
 	}
@@ -125,10 +126,8 @@ func cpuUse(samples []cpuSample, traces []*trace.Trace, entrypoint string) cpuOf
 			continue
 		}
 		u := result.CPUUse{Cores: round3((end - start) / window)}
-		if w0, ok := first.waited[svc]; ok {
-			if w1, ok := last.waited[svc]; ok {
-				u.WaitCores = round3(max(0, w1-w0) / window)
-			}
+		if svc == entrypoint && first.busyOK && last.busyOK {
+			u.OthersCores = round3(max(0, (last.busy-first.busy)-(end-start)) / window)
 		}
 		if requests > 0 {
 			u.MsPerRequest = round3(1000 * (end - start) / float64(requests))
@@ -167,7 +166,7 @@ func bound(u result.CPUUse, cpus, meanMs float64) string {
 	switch {
 	case u.Cores >= saturatedShare*cpus || (meanMs > 0 && u.MsPerRequest >= onCPUShare*meanMs):
 		return "on-CPU"
-	case u.Cores+u.WaitCores >= saturatedShare*cpus:
+	case u.Cores+u.OthersCores >= saturatedShare*cpus:
 		return "contended"
 	}
 	return "off-CPU"

@@ -71,11 +71,12 @@ func TestBound(t *testing.T) {
 		{result.CPUUse{Cores: 0.37, MsPerRequest: 4}, 1, 110, "off-CPU"}, // case 000's POST: waiting elsewhere
 		{result.CPUUse{Cores: 0.30, MsPerRequest: 2.5}, 1, 3, "on-CPU"},  // unsaturated, but requests compute
 		{result.CPUUse{Cores: 0.95, MsPerRequest: 3}, 2, 400, "off-CPU"}, // half of two CPUs
-		// Sharing its CPU with a neighbour: it ran 0.55 and waited 0.4 for
-		// the rest; on a CPU of its own it might have been either.
-		{result.CPUUse{Cores: 0.55, WaitCores: 0.4, MsPerRequest: 2}, 1, 400, "contended"},
-		// Beside the same neighbour, waiting mostly for its database.
-		{result.CPUUse{Cores: 0.3, WaitCores: 0.15, MsPerRequest: 4}, 1, 110, "off-CPU"},
+		// Sharing its CPU with a neighbour, who took 0.4 of it: on a CPU of
+		// its own it might have been either.
+		{result.CPUUse{Cores: 0.55, OthersCores: 0.4, MsPerRequest: 2}, 1, 400, "contended"},
+		// Beside a neighbour that left its CPU partly idle: it waited for
+		// its database.
+		{result.CPUUse{Cores: 0.3, OthersCores: 0.15, MsPerRequest: 4}, 1, 110, "off-CPU"},
 	}
 	for _, c := range cases {
 		if got := bound(c.use, c.cpus, c.meanMs); got != c.want {

@@ -47,28 +47,6 @@ func procTreeCPU(pid int) (float64, error) {
 	})
 }
 
-// procTreeWait is the time, in seconds, the threads of the process and of
-// its descendants have spent runnable but waiting for a CPU: the second
-// field of each thread's schedstat, in nanoseconds. A thread that has
-// ended takes its share with it, so this counts the threads alive now.
-func procTreeWait(pid int) (float64, error) {
-	return procTree(pid, func(pid int) (float64, error) {
-		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		if err != nil {
-			return 0, err
-		}
-		var ns float64
-		for _, t := range tasks {
-			data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
-			if f := strings.Fields(string(data)); err == nil && len(f) >= 2 {
-				w, _ := strconv.ParseFloat(f[1], 64)
-				ns += w
-			}
-		}
-		return ns / 1e9, nil
-	})
-}
-
 // procTree sums of(pid) over the process and, through each thread's
 // children file, its descendants.
 func procTree(pid int, of func(pid int) (float64, error)) (float64, error) {
@@ -169,7 +147,7 @@ func (l *Local) CPUs(_ context.Context, _ string, settings map[string]string) fl
 	return float64(goruntime.NumCPU())
 }
 
-// OtherCPUs implements CPUReserver: the machine's CPUs outside the
+// OtherCPUs is the machine's CPUs outside the
 // service's LAB_CPUS list; none when it has no list or the list takes them
 // all.
 func (l *Local) OtherCPUs(settings map[string]string) []int {

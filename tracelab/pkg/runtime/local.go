@@ -502,18 +502,56 @@ func (l *Local) CPUSeconds(ctx context.Context, services []string) (map[string]f
 	return out, nil
 }
 
-// CPUWaitSeconds implements CPUWaiter, from the schedstat of the threads
-// of each service's process tree (the pids CPUSeconds found).
-func (l *Local) CPUWaitSeconds(ctx context.Context, services []string) (map[string]float64, error) {
-	out := map[string]float64{}
-	for _, name := range services {
-		if pid := l.cpuPids[name]; pid != 0 {
-			if sec, err := procTreeWait(pid); err == nil {
-				out[name] = sec
-			}
+// Reserve implements CPUReserver: every thread of the stack's other
+// process trees is pinned to the CPUs outside the service's LAB_CPUS.
+func (l *Local) Reserve(ctx context.Context, service string, settings map[string]string) ([]int, func()) {
+	others := l.OtherCPUs(settings)
+	states, err := l.states(ctx)
+	if len(others) == 0 || err != nil {
+		return nil, func() {}
+	}
+	children := childrenByParent()
+	var pids []int
+	var tree func(pid int)
+	tree = func(pid int) {
+		pids = append(pids, pid)
+		for _, c := range children[pid] {
+			tree(c)
 		}
 	}
-	return out, nil
+	for name, st := range states {
+		if name != service && st.IsRunning && st.Pid > 0 {
+			tree(st.Pid)
+		}
+	}
+	return others, PinProcesses(pids, others)
+}
+
+// BusySeconds implements CPUReserver, from /proc/stat: the time the
+// service's CPUs spent on anything but idling and waiting for I/O.
+func (l *Local) BusySeconds(settings map[string]string) (float64, bool) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	pinned := pinnedCPUs(settings)
+	var busy float64
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 9 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		cpu, err := strconv.Atoi(f[0][3:])
+		if err != nil || (pinned != nil && !pinned[cpu]) {
+			continue
+		}
+		// user nice system idle iowait irq softirq steal
+		for _, i := range []int{1, 2, 3, 6, 7, 8} {
+			v, _ := strconv.ParseFloat(f[i], 64)
+			busy += v
+		}
+	}
+	return busy / userHZ, true
 }
 
 // Status is one line per process: name, status, readiness, pid, and the

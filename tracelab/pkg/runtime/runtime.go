@@ -58,21 +58,18 @@ type Runtime interface {
 	LoadDriver() load.Driver
 }
 
-// CPUWaiter is a runtime that can also tell, per service, how long its
-// runnable threads have waited for a CPU, in seconds: what a CPU-bound
-// service did not get of its CPUs while something else (the load
-// generator, another program) ran there. The local runtime reads it from
-// Linux's schedstat; a container's cgroup v1 has no such figure.
-type CPUWaiter interface {
-	CPUWaitSeconds(ctx context.Context, services []string) (map[string]float64, error)
-}
-
-// CPUReserver is a runtime that can give a service CPUs of its own (the
-// local runtime's LAB_CPUS): the load generator, when it runs in tracelab's
-// process, keeps to the other CPUs, so a CPU-bound service can be driven to
-// saturation rather than share its CPU with what drives it.
+// CPUReserver is a runtime that gives a service CPUs of its own (the local
+// runtime's LAB_CPUS), as a container's CPU set would.
 type CPUReserver interface {
-	OtherCPUs(settings map[string]string) []int
+	// Reserve keeps every other process of the stack off the service's
+	// CPUs until release is called, and returns the other CPUs, where the
+	// load generator, when it runs in tracelab's process, keeps too: a
+	// CPU-bound service can then be driven to saturation rather than share
+	// its CPU with what drives and records it. No CPUs without a list.
+	Reserve(ctx context.Context, service string, settings map[string]string) (others []int, release func())
+	// BusySeconds is the CPU time every program together has spent on the
+	// service's CPUs (its list, else the machine's), in seconds.
+	BusySeconds(settings map[string]string) (float64, bool)
 }
 
 // ExitError is a process or workload of the stack that stopped on its own

@@ -1,4 +1,4 @@
-package run
+package runtime
 
 import (
 	"os"
@@ -12,26 +12,26 @@ import (
 func allowed(t *testing.T) map[string]bool {
 	t.Helper()
 	lists := map[string]bool{}
-	eachThread(func(tid int) {
+	for _, tid := range threadsOf(os.Getpid()) {
 		data, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/status")
 		if err != nil {
-			return // a thread that ended meanwhile
+			continue // a thread that ended meanwhile
 		}
 		for _, line := range strings.Split(string(data), "\n") {
 			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
 				lists[strings.TrimSpace(v)] = true
 			}
 		}
-	})
+	}
 	return lists
 }
 
-func TestPinProcessPinsEveryThreadAndRestores(t *testing.T) {
+func TestPinProcessesPinsEveryThreadAndRestores(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU: nothing to keep off")
 	}
 	before := allowed(t)
-	unpin := pinProcess([]int{0})
+	unpin := PinProcesses([]int{os.Getpid()}, []int{0})
 	during := allowed(t)
 	unpin()
 	after := allowed(t)
