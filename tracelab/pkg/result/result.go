@@ -107,6 +107,9 @@ type CPUUse struct {
 	// OthersCores is the CPU other programs used on its CPUs meanwhile,
 	// for the entrypoint on the local runtime: what it might have used.
 	OthersCores float64 `json:"others_cores,omitempty"`
+	// RestBusy is the busy share of the machine's other CPUs meanwhile,
+	// where the rest of the stack and the load generator ran.
+	RestBusy float64 `json:"rest_busy,omitempty"`
 }
 
 // Capacity is a variant probed flat out (closed model): what it served,

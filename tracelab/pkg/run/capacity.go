@@ -133,8 +133,8 @@ func describeCPU(u result.CPUUse, service, bound string, generator float64) stri
 		return "CPU not read"
 	}
 	d := fmt.Sprintf("%s %.2f cores", service, u.Cores)
-	if u.OthersCores > 0 {
-		d += fmt.Sprintf(" (other programs %.2f on its CPUs)", u.OthersCores)
+	if u.OthersCores > 0 || u.RestBusy > 0 {
+		d += fmt.Sprintf(" (other programs %.2f on its CPUs; the other CPUs %.0f%% busy)", u.OthersCores, 100*u.RestBusy)
 	}
 	d += fmt.Sprintf(", %.2f CPU ms/request", u.MsPerRequest)
 	if generator > 0 {

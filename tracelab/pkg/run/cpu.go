@@ -28,10 +28,13 @@ func servedBlock(n int) int { return max(10, n/50) }
 // may use (case study 000: the CPU-bound GET at 99% of its allocation, the
 // POST whose bottleneck was elsewhere at 37%), or when CPU time is at
 // least onCPUShare of a request's mean latency: most of the request is
-// spent computing, not waiting. It is contended when it falls short of
-// saturatedShare only because other programs ran on its CPUs (where the
-// runtime can tell): they took what it might have used, so whether it
-// would have been on-CPU cannot be told. Otherwise it is off-CPU.
+// spent computing, not waiting. Where the runtime can tell, it is
+// contended when it falls short of saturatedShare while other programs
+// ran on its CPUs enough to make up the difference, or while the CPUs the
+// rest of the stack and the load generator keep to were busy at least
+// saturatedShare: either took what it might have used, or what drives
+// and serves it could not keep up, and whether it would have been on-CPU
+// cannot be told. Otherwise it is off-CPU.
 const (
 	saturatedShare = 0.8
 	onCPUShare     = 0.5
@@ -41,6 +44,8 @@ type cpuSample struct {
 	at      time.Time
 	seconds map[string]float64 // CPU time used, by service
 	busy    float64            // CPU time of every program on the entrypoint's CPUs
+	rest    float64            // and on the other CPUs
+	restN   int                // how many those are
 	busyOK  bool
 	self    float64 // this process's CPU time: the load generator's, when it runs here
 }
@@ -55,7 +60,7 @@ func (r *Runner) sampleCPU(ctx context.Context, services []string, entry map[str
 		sec, err := r.Runtime.CPUSeconds(ctx, services)
 		s := cpuSample{at: time.Now(), seconds: sec, self: selfCPU()}
 		if reserver != nil {
-			s.busy, s.busyOK = reserver.BusySeconds(entry)
+			s.busy, s.rest, s.restN, s.busyOK = reserver.BusySeconds(entry)
 		}
 		return s, err == nil && len(sec) > 0
 	}
@@ -128,6 +133,9 @@ func cpuUse(samples []cpuSample, traces []*trace.Trace, entrypoint string) cpuOf
 		u := result.CPUUse{Cores: round3((end - start) / window)}
 		if svc == entrypoint && first.busyOK && last.busyOK {
 			u.OthersCores = round3(max(0, (last.busy-first.busy)-(end-start)) / window)
+			if last.restN > 0 {
+				u.RestBusy = round3(min(1, (last.rest-first.rest)/window/float64(last.restN)))
+			}
 		}
 		if requests > 0 {
 			u.MsPerRequest = round3(1000 * (end - start) / float64(requests))
@@ -166,7 +174,7 @@ func bound(u result.CPUUse, cpus, meanMs float64) string {
 	switch {
 	case u.Cores >= saturatedShare*cpus || (meanMs > 0 && u.MsPerRequest >= onCPUShare*meanMs):
 		return "on-CPU"
-	case u.Cores+u.OthersCores >= saturatedShare*cpus:
+	case u.Cores+u.OthersCores >= saturatedShare*cpus || u.RestBusy >= saturatedShare:
 		return "contended"
 	}
 	return "off-CPU"

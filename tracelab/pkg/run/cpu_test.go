@@ -74,6 +74,9 @@ func TestBound(t *testing.T) {
 		// Sharing its CPU with a neighbour, who took 0.4 of it: on a CPU of
 		// its own it might have been either.
 		{result.CPUUse{Cores: 0.55, OthersCores: 0.4, MsPerRequest: 2}, 1, 400, "contended"},
+		// With its CPU alone, while the CPUs of the rest of the stack (its
+		// database, the generator) were full: they could not keep it busy.
+		{result.CPUUse{Cores: 0.74, OthersCores: 0.02, RestBusy: 0.95, MsPerRequest: 1.6}, 1, 22, "contended"},
 		// Beside a neighbour that left its CPU partly idle: it waited for
 		// its database.
 		{result.CPUUse{Cores: 0.3, OthersCores: 0.15, MsPerRequest: 4}, 1, 110, "off-CPU"},

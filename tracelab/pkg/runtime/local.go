@@ -527,31 +527,37 @@ func (l *Local) Reserve(ctx context.Context, service string, settings map[string
 	return others, PinProcesses(pids, others)
 }
 
-// BusySeconds implements CPUReserver, from /proc/stat: the time the
-// service's CPUs spent on anything but idling and waiting for I/O.
-func (l *Local) BusySeconds(settings map[string]string) (float64, bool) {
+// BusySeconds implements CPUReserver, from /proc/stat: the time the CPUs
+// spent on anything but idling and waiting for I/O.
+func (l *Local) BusySeconds(settings map[string]string) (own, rest float64, restCPUs int, ok bool) {
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, false
+		return 0, 0, 0, false
 	}
 	pinned := pinnedCPUs(settings)
-	var busy float64
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 9 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
 			continue
 		}
 		cpu, err := strconv.Atoi(f[0][3:])
-		if err != nil || (pinned != nil && !pinned[cpu]) {
+		if err != nil {
 			continue
 		}
+		var busy float64
 		// user nice system idle iowait irq softirq steal
 		for _, i := range []int{1, 2, 3, 6, 7, 8} {
 			v, _ := strconv.ParseFloat(f[i], 64)
-			busy += v
+			busy += v / userHZ
+		}
+		if pinned == nil || pinned[cpu] {
+			own += busy
+		} else {
+			rest += busy
+			restCPUs++
 		}
 	}
-	return busy / userHZ, true
+	return own, rest, restCPUs, true
 }
 
 // Status is one line per process: name, status, readiness, pid, and the

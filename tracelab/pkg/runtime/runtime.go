@@ -67,9 +67,10 @@ type CPUReserver interface {
 	// CPU-bound service can then be driven to saturation rather than share
 	// its CPU with what drives and records it. No CPUs without a list.
 	Reserve(ctx context.Context, service string, settings map[string]string) (others []int, release func())
-	// BusySeconds is the CPU time every program together has spent on the
-	// service's CPUs (its list, else the machine's), in seconds.
-	BusySeconds(settings map[string]string) (float64, bool)
+	// BusySeconds is the CPU time, in seconds, every program together has
+	// spent on the service's CPUs (its list, else the machine's), and on
+	// the other CPUs, with how many those are.
+	BusySeconds(settings map[string]string) (own, rest float64, restCPUs int, ok bool)
 }
 
 // ExitError is a process or workload of the stack that stopped on its own
