@@ -356,7 +356,7 @@ func (l *Local) waitReady(ctx context.Context, want []string, replaced map[strin
 				return nil
 			}
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline) && len(pending) > 0 {
 			name := pending[0]
 			return fmt.Errorf("%s did not pass its readiness check (%s) within %s (%s): %s (log: %s)", name, l.readinessCheck(name),
 				limit.Round(time.Second), why, lastLogLine(filepath.Join(l.state, "logs", name+".log")), filepath.Join(".state", "logs", name+".log"))
