@@ -260,7 +260,11 @@ func checkCPUAndIntervals(t *testing.T, name string, res result.Result) {
 		if !ok || u.Cores <= 0 || u.MsPerRequest <= 0 || v.Metrics["cpu_ms_per_request"] != u.MsPerRequest {
 			t.Errorf("%s: CPU of %s %+v (present %v), metric %v; want positive, and the metric the same", v.Variant, s.Entrypoint.Service, u, ok, v.Metrics["cpu_ms_per_request"])
 		}
-		if v.Bound != "on-CPU" && v.Bound != "off-CPU" {
+		switch v.Bound {
+		case "on-CPU", "off-CPU":
+		case "contended": // the other programs took the CPU it might have used: a busy runner
+			t.Logf("%s: bound %q (%+v)", v.Variant, v.Bound, u)
+		default:
 			t.Errorf("%s: bound %q", v.Variant, v.Bound)
 		}
 	}
