@@ -86,9 +86,9 @@ func TestChattyDBSmoke(t *testing.T) {
 	get, post := probes["get"], probes["baseline"]
 	// The contrast must never flip: the POST never on-CPU, and the GET
 	// keeping orders busier. Whether the GET reaches on-CPU (80%) is
-	// logged, not required: with orders' CPU its own, an idle machine's
-	// full run measured it at 72% (scenarios/chatty-db/README.md, "With
-	// orders' CPU its own").
+	// logged, not required: an idle machine's full run measured it at 72%
+	// (scenarios/chatty-db/README.md, "The generator is not the whole
+	// story").
 	if post.Bound == "on-CPU" || get.CPU["orders"].Cores <= post.CPU["orders"].Cores {
 		t.Errorf("flat out: GET %s (%+v), POST %s (%+v); want the POST not on-CPU and the GET keeping orders busier", get.Bound, get.CPU["orders"], post.Bound, post.CPU["orders"])
 	}

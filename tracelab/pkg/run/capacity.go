@@ -79,9 +79,7 @@ func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile stri
 	r.Progress("[%s] flat out: %s virtual users for %s", tag, env["VUS"], env["DURATION"])
 	stopCPU := r.sampleCPU(ctx, s.Services, settings[s.Entrypoint.Service])
 	from := time.Now()
-	unpin := r.reserveCPUs(ctx, s.Entrypoint.Service, settings)
 	run, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: env, Progress: r.progressFor(tag), LogFile: loadLog})
-	unpin()
 	to := time.Now()
 	samples := stopCPU()
 	if err != nil {

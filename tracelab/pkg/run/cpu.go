@@ -55,12 +55,12 @@ type cpuSample struct {
 // entry are the entrypoint's settings, which say its CPUs. A failed read is
 // skipped: CPU is reported, not required.
 func (r *Runner) sampleCPU(ctx context.Context, services []string, entry map[string]string) (stop func() []cpuSample) {
-	reserver, _ := r.Runtime.(runtime.CPUReserver)
+	counter, _ := r.Runtime.(runtime.CPUCounter)
 	read := func() (cpuSample, bool) {
 		sec, err := r.Runtime.CPUSeconds(ctx, services)
 		s := cpuSample{at: time.Now(), seconds: sec, self: selfCPU()}
-		if reserver != nil {
-			s.busy, s.rest, s.restN, s.busyOK = reserver.BusySeconds(entry)
+		if counter != nil {
+			s.busy, s.rest, s.restN, s.busyOK = counter.BusySeconds(entry)
 		}
 		return s, err == nil && len(sec) > 0
 	}

@@ -175,9 +175,7 @@ func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile, var
 	r.Progress("[%s] sending the load of %s (%s profile)", variant, s.Load.Definition, profile)
 	stopCPU := r.sampleCPU(ctx, s.Services, vr.Settings[s.Entrypoint.Service])
 	vr.Window.Start = time.Now()
-	unpin := r.reserveCPUs(ctx, s.Entrypoint.Service, vr.Settings)
 	lr, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: params, Progress: r.progressFor(variant), LogFile: loadLog})
-	unpin()
 	vr.Window.End = time.Now()
 	cpuSamples := stopCPU()
 	if err != nil {
@@ -348,28 +346,6 @@ func (r *Runner) warmUp(ctx context.Context, s *scenario.Scenario, p scenario.Pr
 func (r *Runner) loadRunsHere(service string) bool {
 	t, err := r.Load.Target(service)
 	return t == "" && err == nil
-}
-
-// reserveCPUs gives the entrypoint service its CPUs alone, where the
-// runtime can, until the returned function is called: the stack's other
-// processes, and this one when the load runs in it, keep to the other CPUs.
-// What drives and records the service then does not take the CPU it
-// measures (case study 000's GET, beside the generator, the collector and
-// Jaeger, kept 0.70 to 0.76 of its one CPU busy and read as off-CPU).
-func (r *Runner) reserveCPUs(ctx context.Context, service string, settings map[string]map[string]string) (release func()) {
-	reserver, ok := r.Runtime.(runtime.CPUReserver)
-	if !ok {
-		return func() {}
-	}
-	others, releaseStack := reserver.Reserve(ctx, service, settings[service])
-	releaseSelf := func() {}
-	if r.loadRunsHere(service) {
-		releaseSelf = runtime.PinProcesses([]int{os.Getpid()}, others)
-	}
-	return func() {
-		releaseSelf()
-		releaseStack()
-	}
 }
 
 // target is the entrypoint's base URL as the load reaches it: the

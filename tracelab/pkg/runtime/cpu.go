@@ -147,23 +147,6 @@ func (l *Local) CPUs(_ context.Context, _ string, settings map[string]string) fl
 	return float64(goruntime.NumCPU())
 }
 
-// OtherCPUs is the machine's CPUs outside the
-// service's LAB_CPUS list; none when it has no list or the list takes them
-// all.
-func (l *Local) OtherCPUs(settings map[string]string) []int {
-	pinned := pinnedCPUs(settings)
-	if pinned == nil {
-		return nil
-	}
-	var other []int
-	for c := range goruntime.NumCPU() {
-		if !pinned[c] {
-			other = append(other, c)
-		}
-	}
-	return other
-}
-
 // pinnedCPUs is the set of CPUs of the service's LAB_CPUS list, or nil when
 // it has none or it cannot be applied (no taskset).
 func pinnedCPUs(settings map[string]string) map[int]bool {

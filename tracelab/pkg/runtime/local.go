@@ -502,32 +502,7 @@ func (l *Local) CPUSeconds(ctx context.Context, services []string) (map[string]f
 	return out, nil
 }
 
-// Reserve implements CPUReserver: every thread of the stack's other
-// process trees is pinned to the CPUs outside the service's LAB_CPUS.
-func (l *Local) Reserve(ctx context.Context, service string, settings map[string]string) ([]int, func()) {
-	others := l.OtherCPUs(settings)
-	states, err := l.states(ctx)
-	if len(others) == 0 || err != nil {
-		return nil, func() {}
-	}
-	children := childrenByParent()
-	var pids []int
-	var tree func(pid int)
-	tree = func(pid int) {
-		pids = append(pids, pid)
-		for _, c := range children[pid] {
-			tree(c)
-		}
-	}
-	for name, st := range states {
-		if name != service && st.IsRunning && st.Pid > 0 {
-			tree(st.Pid)
-		}
-	}
-	return others, PinProcesses(pids, others)
-}
-
-// BusySeconds implements CPUReserver, from /proc/stat: the time the CPUs
+// BusySeconds implements CPUCounter, from /proc/stat: the time the CPUs
 // spent on anything but idling and waiting for I/O.
 func (l *Local) BusySeconds(settings map[string]string) (own, rest float64, restCPUs int, ok bool) {
 	data, err := os.ReadFile("/proc/stat")

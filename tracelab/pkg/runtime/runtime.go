@@ -58,15 +58,10 @@ type Runtime interface {
 	LoadDriver() load.Driver
 }
 
-// CPUReserver is a runtime that gives a service CPUs of its own (the local
-// runtime's LAB_CPUS), as a container's CPU set would.
-type CPUReserver interface {
-	// Reserve keeps every other process of the stack off the service's
-	// CPUs until release is called, and returns the other CPUs, where the
-	// load generator, when it runs in tracelab's process, keeps too: a
-	// CPU-bound service can then be driven to saturation rather than share
-	// its CPU with what drives and records it. No CPUs without a list.
-	Reserve(ctx context.Context, service string, settings map[string]string) (others []int, release func())
+// CPUCounter is a runtime that can tell how busy the machine's CPUs were:
+// what else ran where a service may run (the local runtime, from
+// /proc/stat).
+type CPUCounter interface {
 	// BusySeconds is the CPU time, in seconds, every program together has
 	// spent on the service's CPUs (its list, else the machine's), and on
 	// the other CPUs, with how many those are.
