@@ -295,12 +295,17 @@ func (r *Runner) whileStackRuns(ctx context.Context, f func(context.Context) err
 	if err != nil && ctx.Err() == nil {
 		// A request failed at once when the process behind it died, maybe
 		// before the runtime's next look: give it a moment to report that.
+	look:
 		for i := 0; i < 3; i++ {
 			if exited := r.Runtime.Exited(ctx); exited != nil {
 				cancel(exited)
 				break
 			}
-			time.Sleep(time.Second)
+			select {
+			case <-ctx.Done():
+				break look
+			case <-time.After(time.Second):
+			}
 		}
 	}
 	cancel(nil)
