@@ -15,6 +15,7 @@ import (
 	"tracelab/pkg/detect"
 	"tracelab/pkg/sarif"
 	"tracelab/pkg/source"
+	"tracelab/pkg/trace"
 )
 
 func init() {
@@ -107,15 +108,19 @@ func runAnalyze(args []string) int {
 	ctx, stop := interruptible()
 	defer stop()
 	t0 := time.Now()
-	traces, err := src.Fetch(ctx)
+	detectors := detect.All()
+	var an *analyze.Analyzer
+	err = src.Stream(ctx, func() func([]*trace.Trace) {
+		an = analyze.NewAnalyzer(detectors)
+		return an.Add
+	})
 	if err != nil {
 		return fetchFailure(ctx, "analyze", err)
 	}
+	report := an.Report()
 	if d := time.Since(t0); d > 2*time.Second {
-		fmt.Fprintf(os.Stderr, "tracelab: read %d traces from %s in %.1fs; analyzing\n", len(traces), src, d.Seconds())
+		fmt.Fprintf(os.Stderr, "tracelab: analyzed %d traces (%d spans) from %s in %.1fs\n", report.Traces, report.Spans, src, d.Seconds())
 	}
-	detectors := detect.All()
-	report := analyze.Analyze(traces, detectors)
 
 	switch *format {
 	case "json":

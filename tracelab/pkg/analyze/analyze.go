@@ -58,97 +58,126 @@ type PathSegment struct {
 // breakdown lists; past ten, the rest is noise for a reader.
 const MaxPathSegments = 10
 
-// Analyze runs the detectors over traces and summarizes the requests.
-// Critical paths and operation fingerprints are computed up front on all
-// cores, since every detector and the request breakdown need them.
-//
-// Detectors that can (detect.PerTrace) read the traces one at a time, all
-// of them on one trace before the next, and what they share about a trace
-// (its repeated units) is dropped once they are done with it: that working
-// memory then follows the largest trace, not the input. The traces
-// themselves stay, for three reasons:
-//   - event-loop-blocking judges each event-loop thread by all its calls,
-//     whichever trace they belong to (their times, callees and
-//     connections);
-//   - kafka-producer-contention judges each producer by all its sends
-//     across traces (their times and what was in flight);
-//   - dispatch-overhead relates each request's gap to the load at the
-//     time, across traces;
-//
-// and the request breakdown reads each trace's critical path. Each of
-// these needs a few numbers per call or per trace, not the spans, so
-// they could become PerTrace too; and the traces could only be handed
-// over one at a time once the parser yields them so (an OTLP file lists
-// spans by service, so a trace is complete only at the end of the file
-// unless the file is ordered by trace).
+// Analyze runs the detectors over traces and summarizes the requests: an
+// Analyzer given all of them at once.
 func Analyze(traces []*trace.Trace, detectors []detect.Detector) Report {
-	warmCaches(traces)
-	r := Report{Traces: len(traces), Findings: []detect.Finding{}, Requests: []RequestStats{}, Background: []Background{}}
-	var requests, background []*trace.Trace
-	for _, t := range traces {
-		r.Spans += len(t.Spans)
-		if t.Request() != nil {
-			requests = append(requests, t)
-		} else {
-			background = append(background, t)
+	a := NewAnalyzer(detectors)
+	a.Add(traces)
+	return a.Report()
+}
+
+// Analyzer builds a Report from traces handed over in batches, so that a
+// caller that reads traces one after another (otlp.StreamFile) never holds
+// them all. Once Add returns, a trace is no longer referenced unless a
+// Selective detector needs it:
+//   - PerTrace detectors and the request breakdown keep per finding and per
+//     request type only sums, names and an example's few spans;
+//   - event-loop-blocking and kafka-producer-contention (Selective) judge a
+//     thread or a producer by all its calls, whichever trace they are in,
+//     so they keep the traces with an event-loop call or a Kafka send;
+//   - a detector that is neither would keep every request trace.
+//
+// Memory then follows the traces those two keep and the largest batch, not
+// the input. An Analyzer is not safe for concurrent use.
+type Analyzer struct {
+	detectors []detect.Detector
+	aggs      []detect.Aggregator // one per PerTrace detector, in detectors' order
+	at        []int               // index in detectors of each of aggs
+	kept      []*trace.Trace      // request traces some whole-input detector needs
+	r         Report
+	byRequest map[string]*requestAgg
+	byRoot    map[string]*Background
+}
+
+// NewAnalyzer returns an Analyzer running detectors.
+func NewAnalyzer(detectors []detect.Detector) *Analyzer {
+	a := &Analyzer{detectors: detectors, byRequest: map[string]*requestAgg{}, byRoot: map[string]*Background{}}
+	for i, d := range detectors {
+		if p, ok := d.(detect.PerTrace); ok {
+			a.aggs = append(a.aggs, p.Aggregator())
+			a.at = append(a.at, i)
 		}
 	}
-	for _, fs := range detectAll(requests, detectors) {
-		r.Findings = append(r.Findings, fs...)
+	return a
+}
+
+// Add reads a batch of traces. Their critical paths and operation
+// fingerprints, which every detector and the breakdown need, are computed
+// on all cores first.
+func (a *Analyzer) Add(traces []*trace.Trace) {
+	warmCaches(traces)
+	for _, t := range traces {
+		a.r.Traces++
+		a.r.Spans += len(t.Spans)
+		if t.Request() == nil {
+			a.addBackground(t)
+			continue
+		}
+		for _, agg := range a.aggs {
+			agg.Add(t)
+		}
+		t.ForgetMemos()
+		a.addRequest(t)
+		if a.needed(t) {
+			a.kept = append(a.kept, t)
+		}
+	}
+}
+
+// needed reports whether a detector that is not PerTrace reads t.
+func (a *Analyzer) needed(t *trace.Trace) bool {
+	for _, d := range a.detectors {
+		if _, ok := d.(detect.PerTrace); ok {
+			continue
+		}
+		if s, ok := d.(detect.Selective); !ok || s.Needs(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// Report returns the findings and the breakdown of every trace added.
+func (a *Analyzer) Report() Report {
+	r := a.r
+	r.Findings = []detect.Finding{}
+	// Traces arrive in the order they completed; the whole-input
+	// detectors get them in Group's order, as from a whole file.
+	sort.Slice(a.kept, func(i, j int) bool { return trace.Before(a.kept[i], a.kept[j]) })
+	for i, d := range a.detectors {
+		if _, ok := d.(detect.PerTrace); !ok {
+			r.Findings = append(r.Findings, d.Detect(a.kept)...)
+			continue
+		}
+		for j, at := range a.at {
+			if at == i {
+				r.Findings = append(r.Findings, a.aggs[j].Findings()...)
+			}
+		}
 	}
 	detect.Sort(r.Findings)
-	r.Requests = requestStats(requests)
-	r.Background = backgroundStats(background)
+	r.Requests = a.requestStats()
+	r.Background = a.backgroundStats()
 	return r
 }
 
-// detectAll returns each detector's findings, in the detectors' order.
-func detectAll(traces []*trace.Trace, detectors []detect.Detector) [][]detect.Finding {
-	out := make([][]detect.Finding, len(detectors))
-	var aggs []detect.Aggregator
-	var at []int // index in detectors of each of aggs
-	for i, d := range detectors {
-		if p, ok := d.(detect.PerTrace); ok {
-			aggs = append(aggs, p.Aggregator())
-			at = append(at, i)
-		}
+func (a *Analyzer) addBackground(t *trace.Trace) {
+	if t.Root == nil {
+		return
 	}
-	if len(aggs) > 0 {
-		for _, t := range traces {
-			for _, a := range aggs {
-				a.Add(t)
-			}
-			t.ForgetMemos()
-		}
-		for j, a := range aggs {
-			out[at[j]] = a.Findings()
-		}
+	name := t.Fingerprint(t.Root)
+	b := a.byRoot[name]
+	if b == nil {
+		b = &Background{Root: name}
+		a.byRoot[name] = b
 	}
-	for i, d := range detectors {
-		if _, ok := d.(detect.PerTrace); !ok {
-			out[i] = d.Detect(traces)
-		}
-	}
-	return out
+	b.Traces++
+	b.Spans += len(t.Spans)
 }
 
-func backgroundStats(traces []*trace.Trace) []Background {
-	byRoot := map[string]*Background{}
-	for _, t := range traces {
-		if t.Root == nil {
-			continue
-		}
-		name := t.Fingerprint(t.Root)
-		b := byRoot[name]
-		if b == nil {
-			b = &Background{Root: name}
-			byRoot[name] = b
-		}
-		b.Traces++
-		b.Spans += len(t.Spans)
-	}
-	out := make([]Background, 0, len(byRoot))
-	for _, b := range byRoot {
+func (a *Analyzer) backgroundStats() []Background {
+	out := make([]Background, 0, len(a.byRoot))
+	for _, b := range a.byRoot {
 		out = append(out, *b)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -161,7 +190,7 @@ func backgroundStats(traces []*trace.Trace) []Background {
 }
 
 func warmCaches(traces []*trace.Trace) {
-	workers := runtime.GOMAXPROCS(0)
+	workers := min(runtime.GOMAXPROCS(0), len(traces))
 	next := make(chan *trace.Trace)
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
@@ -211,42 +240,41 @@ func Calls(t *trace.Trace) (calls, dbCalls int) {
 	return calls, dbCalls
 }
 
-func requestStats(traces []*trace.Trace) []RequestStats {
-	byRequest := map[string]*requestAgg{}
-	for _, t := range traces {
-		name := t.Fingerprint(t.Request())
-		a := byRequest[name]
-		if a == nil {
-			a = &requestAgg{request: name, onPath: map[segmentKey]int64{}}
-			byRequest[name] = a
-		}
-		a.traces++
-		a.duration += t.Duration()
-		a.spans += len(t.Spans)
-		calls, dbCalls := Calls(t)
-		a.calls += calls
-		a.dbCalls += dbCalls
-		for _, sec := range t.CriticalPath() {
-			a.onPath[segmentKey{sec.Span.Service, t.Operation(sec.Span)}] += sec.Duration()
-		}
+func (a *Analyzer) addRequest(t *trace.Trace) {
+	name := t.Fingerprint(t.Request())
+	ra := a.byRequest[name]
+	if ra == nil {
+		ra = &requestAgg{request: name, onPath: map[segmentKey]int64{}}
+		a.byRequest[name] = ra
 	}
+	ra.traces++
+	ra.duration += t.Duration()
+	ra.spans += len(t.Spans)
+	calls, dbCalls := Calls(t)
+	ra.calls += calls
+	ra.dbCalls += dbCalls
+	for _, sec := range t.CriticalPath() {
+		ra.onPath[segmentKey{sec.Span.Service, t.Operation(sec.Span)}] += sec.Duration()
+	}
+}
 
-	out := make([]RequestStats, 0, len(byRequest))
-	for _, a := range byRequest {
-		n := float64(a.traces)
+func (a *Analyzer) requestStats() []RequestStats {
+	out := make([]RequestStats, 0, len(a.byRequest))
+	for _, ra := range a.byRequest {
+		n := float64(ra.traces)
 		rs := RequestStats{
-			Request:         a.request,
-			Traces:          a.traces,
-			MeanDurationMs:  round(float64(a.duration)/n/1e6, 3),
-			SpansPerTrace:   round(float64(a.spans)/n, 2),
-			CallsPerTrace:   round(float64(a.calls)/n, 2),
-			DBCallsPerTrace: round(float64(a.dbCalls)/n, 2),
+			Request:         ra.request,
+			Traces:          ra.traces,
+			MeanDurationMs:  round(float64(ra.duration)/n/1e6, 3),
+			SpansPerTrace:   round(float64(ra.spans)/n, 2),
+			CallsPerTrace:   round(float64(ra.calls)/n, 2),
+			DBCallsPerTrace: round(float64(ra.dbCalls)/n, 2),
 			CriticalPath:    []PathSegment{},
 		}
-		for k, d := range a.onPath {
+		for k, d := range ra.onPath {
 			seg := PathSegment{Service: k.service, Operation: k.operation, MeanMs: round(float64(d)/n/1e6, 3)}
-			if a.duration > 0 {
-				seg.Share = round(float64(d)/float64(a.duration), 4)
+			if ra.duration > 0 {
+				seg.Share = round(float64(d)/float64(ra.duration), 4)
 			}
 			rs.CriticalPath = append(rs.CriticalPath, seg)
 		}

@@ -65,11 +65,19 @@ type Detector interface {
 // spans), never a whole trace, so a trace can be dropped once every
 // accumulator has read it. Analyze feeds each trace to all of them in
 // turn; detectors that need all traces at once (event-loop-blocking's
-// threads, kafka-producer-contention's producers, dispatch-overhead's
-// load) stay plain Detectors.
+// threads, kafka-producer-contention's producers) are Selective instead.
 type PerTrace interface {
 	Detector
 	Aggregator() Aggregator
+}
+
+// Selective is a Detector that must see its traces all at once but reads
+// only some of them: Needs says which, so that the analyzer keeps those
+// and can drop the others as it goes. Needs must be exact: Detect over the
+// traces it accepts finds what Detect over all of them finds.
+type Selective interface {
+	Detector
+	Needs(t *trace.Trace) bool
 }
 
 // Aggregator is the cross-trace half of a PerTrace detector. It is not

@@ -85,47 +85,76 @@ type DispatchOverhead struct{}
 // ID implements Detector.
 func (DispatchOverhead) ID() string { return "dispatch-overhead" }
 
-// dispatchSample is one server span with a handler span under it.
+// dispatchSample is what one server span with a handler span under it
+// tells: numbers and names, not the spans, so that the trace can be dropped
+// once read (see PerTrace).
 type dispatchSample struct {
-	tr          *trace.Trace
-	server      *trace.Span
-	handler     *trace.Span
-	route       string
-	gap         int64   // handler start - server start, ns
-	share       float64 // gap / server span duration
-	toHandler   float64 // gap / handler span duration
-	cpShare     float64 // gap / trace duration
-	concurrency int     // server spans of the service in progress at this one's start
+	traceID, serverID string // the trace and the server span
+	rootStart         int64  // the trace's root start, with traceID and at: the order of Group
+	at                int    // the server span's place in its trace
+	start, end        int64  // the server span, ns
+	handler           string // the handler span's operation
+	route             string
+	gap               int64   // handler start - server start, ns
+	share             float64 // gap / server span duration
+	toHandler         float64 // gap / handler span duration
+	cpShare           float64 // gap / trace duration
+	concurrency       int     // server spans of the service in progress at this one's start
 }
 
 // Detect implements Detector.
-func (d DispatchOverhead) Detect(traces []*trace.Trace) []Finding {
-	byService := map[string][]*dispatchSample{}
-	for _, t := range traces {
-		for _, s := range t.Spans {
-			if s.Kind != trace.KindServer {
-				continue
-			}
-			h := firstHandler(t, s)
-			if h == nil || s.Duration() <= 0 {
-				continue
-			}
-			gap := max(0, h.Start-s.Start)
-			smp := &dispatchSample{tr: t, server: s, handler: h, gap: gap,
-				route: routeOf(t, s), share: math.Min(1, float64(gap)/float64(s.Duration()))}
-			// A handler span of zero length (clock resolution) counts as 1 µs.
-			smp.toHandler = float64(gap) / float64(max(h.Duration(), 1000))
-			if dur := t.Duration(); dur > 0 {
-				smp.cpShare = math.Min(1, float64(gap)/float64(dur))
-			}
-			byService[s.Service] = append(byService[s.Service], smp)
+func (d DispatchOverhead) Detect(traces []*trace.Trace) []Finding { return detectEach(d, traces) }
+
+// Aggregator implements PerTrace.
+func (d DispatchOverhead) Aggregator() Aggregator {
+	return &dispatchAggregator{id: d.ID(), byService: map[string][]*dispatchSample{}}
+}
+
+type dispatchAggregator struct {
+	id        string
+	byService map[string][]*dispatchSample
+}
+
+func (a *dispatchAggregator) Add(t *trace.Trace) {
+	for i, s := range t.Spans {
+		if s.Kind != trace.KindServer {
+			continue
 		}
+		h := firstHandler(t, s)
+		if h == nil || s.Duration() <= 0 {
+			continue
+		}
+		gap := max(0, h.Start-s.Start)
+		smp := &dispatchSample{traceID: t.ID, serverID: s.SpanID, rootStart: t.Root.Start, at: i,
+			start: s.Start, end: s.End, handler: t.Operation(h), gap: gap,
+			route: routeOf(t, s), share: math.Min(1, float64(gap)/float64(s.Duration()))}
+		// A handler span of zero length (clock resolution) counts as 1 µs.
+		smp.toHandler = float64(gap) / float64(max(h.Duration(), 1000))
+		if dur := t.Duration(); dur > 0 {
+			smp.cpShare = math.Min(1, float64(gap)/float64(dur))
+		}
+		a.byService[s.Service] = append(a.byService[s.Service], smp)
 	}
+}
+
+func (a *dispatchAggregator) Findings() []Finding {
 	var findings []Finding
-	for service, samples := range byService {
+	for service, samples := range a.byService {
 		if len(samples) < DispatchMinRequests {
 			continue
 		}
+		// The traces may have come in any order; the quartiles by load
+		// break ties by this one.
+		sort.Slice(samples, func(i, j int) bool {
+			x, y := samples[i], samples[j]
+			if x.rootStart != y.rootStart {
+				return x.rootStart < y.rootStart
+			}
+			if x.traceID != y.traceID {
+				return x.traceID < y.traceID
+			}
+			return x.at < y.at
+		})
 		gaps := make([]float64, len(samples))
 		shares := make([]float64, len(samples))
 		toHandler := make([]float64, len(samples))
@@ -144,7 +173,7 @@ func (d DispatchOverhead) Detect(traces []*trace.Trace) []Finding {
 		if !slowAlone && toHandlerP50 < DispatchMinGapToHandler {
 			continue
 		}
-		f := dispatchFinding(d.ID(), service, samples, gaps, gapP50, shareP50)
+		f := dispatchFinding(a.id, service, samples, gaps, gapP50, shareP50)
 		f.Evidence["gap_to_handler"] = round(toHandlerP50, 2)
 		f.Evidence["requests_alone"] = len(alone)
 		if len(alone) > 0 {
@@ -163,10 +192,10 @@ func dispatchFinding(id, service string, samples []*dispatchSample, gaps []float
 	for _, s := range samples {
 		shareSum += s.share
 		cpSum += s.cpShare
-		if s.gap > example.gap || s.gap == example.gap && s.tr.ID < example.tr.ID {
+		if s.gap > example.gap || s.gap == example.gap && s.traceID < example.traceID {
 			example = s
 		}
-		handlers[s.tr.Operation(s.handler)]++
+		handlers[s.handler]++
 	}
 	n := float64(len(samples))
 	f := Finding{
@@ -183,11 +212,11 @@ func dispatchFinding(id, service string, samples []*dispatchSample, gaps []float
 			"share_of_request":   round(shareP50, 4),
 			"routes":             routeBreakdown(samples),
 			"handler_operations": len(handlers),
-			"example_trace_id":   example.tr.ID,
+			"example_trace_id":   example.traceID,
 			"example_gap_ms":     round(float64(example.gap)/1e6, 3),
 			// The gap is no span of its own: it is the server span's time
 			// before its handler, so the report highlights the server span.
-			"highlight_span_ids": []string{example.server.SpanID},
+			"highlight_span_ids": []string{example.serverID},
 		},
 	}
 	for k, v := range loadGrowth(samples) {
@@ -233,13 +262,13 @@ func setConcurrency(samples []*dispatchSample) {
 	order := make([]*dispatchSample, len(samples))
 	copy(order, samples)
 	for i, s := range samples {
-		ends[i] = s.server.End
+		ends[i] = s.end
 	}
-	sort.Slice(order, func(i, j int) bool { return order[i].server.Start < order[j].server.Start })
+	sort.Slice(order, func(i, j int) bool { return order[i].start < order[j].start })
 	sort.Slice(ends, func(i, j int) bool { return ends[i] < ends[j] })
 	e := 0
 	for i, s := range order {
-		for e < len(ends) && ends[e] <= s.server.Start {
+		for e < len(ends) && ends[e] <= s.start {
 			e++
 		}
 		s.concurrency = i + 1 - e
@@ -334,9 +363,9 @@ func medianGap(ss []*dispatchSample) float64 {
 }
 
 func distinctTraces(ss []*dispatchSample) int {
-	seen := map[*trace.Trace]bool{}
+	seen := map[string]bool{}
 	for _, s := range ss {
-		seen[s.tr] = true
+		seen[s.traceID] = true
 	}
 	return len(seen)
 }

@@ -318,6 +318,17 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 	return f
 }
 
+// Needs implements Selective: the traces with a call made on an event-loop
+// thread, the only spans loopCallsByThread collects.
+func (EventLoopBlocking) Needs(t *trace.Trace) bool {
+	for _, s := range t.Spans {
+		if IsEventLoopThread(s.Attr("thread.name")) && t.IsCall(s) {
+			return true
+		}
+	}
+	return false
+}
+
 // loopCallsByThread collects the outgoing calls started on event-loop
 // threads, per thread.
 func loopCallsByThread(traces []*trace.Trace) map[threadKey]*threadEvidence {

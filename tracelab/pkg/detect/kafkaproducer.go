@@ -140,12 +140,26 @@ type send struct {
 	concurrency int // sends of the same producer in flight when it started, itself included
 }
 
+// Needs implements Selective: the traces with a send to Kafka.
+func (KafkaProducerContention) Needs(t *trace.Trace) bool {
+	for _, s := range t.Spans {
+		if isKafkaSend(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func isKafkaSend(s *trace.Span) bool {
+	return s.Kind == trace.KindProducer && s.Attr("messaging.system") == "kafka"
+}
+
 // Detect implements Detector.
 func (d KafkaProducerContention) Detect(traces []*trace.Trace) []Finding {
 	groups := map[producerKey][]send{}
 	for _, t := range traces {
 		for _, s := range t.Spans {
-			if s.Kind != trace.KindProducer || s.Attr("messaging.system") != "kafka" {
+			if !isKafkaSend(s) {
 				continue
 			}
 			k := producerKey{s.Service, s.Attr("messaging.destination.name")}

@@ -14,7 +14,8 @@ import (
 
 // perTraceInput gives each PerTrace detector something to find: lab and
 // ORM loops (n-plus-one), the same SELECT again and again (redundant-call)
-// and seven different statements in a row (chatty-db). It is built afresh
+// seven different statements in a row (chatty-db) and a gateway whose
+// route matching outlasts its handlers (dispatch-overhead). It is built afresh
 // on each call so that two runs share no trace.
 func perTraceInput() []*trace.Trace {
 	traces := trace.Group(tracegen.Generate(3_000, 1))
@@ -27,7 +28,8 @@ func perTraceInput() []*trace.Trace {
 		}
 		traces = append(traces, dbTrace(fmt.Sprintf("chatty%d", i), stmts, false))
 	}
-	return traces
+	return append(traces, gatewayLoad(gatewayOptions{requests: 200, interval: 2, handler: 0.2,
+		dispatch: func(c int) float64 { return 2 * float64(1+c) }})...)
 }
 
 func perTraceDetectors(t *testing.T) []detect.PerTrace {

@@ -76,7 +76,7 @@ func ParseSpansLimits(r io.Reader, lim Limits) ([]*trace.Span, error) {
 }
 
 func parseSpans(r io.Reader, bufSize int, lim Limits) ([]*trace.Span, error) {
-	p := &parser{lx: newLexer(r, bufSize, lim), strs: make(map[string]string), lim: lim, perTrace: make(map[string]int)}
+	p := newParser(r, bufSize, lim)
 	spans, err := p.all()
 	if p.lx.lerr != nil {
 		// Whatever the parser made of the input cut short, the limit is
@@ -84,6 +84,10 @@ func parseSpans(r io.Reader, bufSize int, lim Limits) ([]*trace.Span, error) {
 		return nil, p.lx.lerr
 	}
 	return spans, err
+}
+
+func newParser(r io.Reader, bufSize int, lim Limits) *parser {
+	return &parser{lx: newLexer(r, bufSize, lim), strs: make(map[string]string), lim: lim, perTrace: make(map[string]int)}
 }
 
 func (p *parser) all() ([]*trace.Span, error) {
@@ -118,6 +122,9 @@ type parser struct {
 	lx     *lexer
 	key    []byte // the current object key, see nextKey
 	spans  []*trace.Span
+	count  int               // spans read, for MaxSpans
+	sink   *assembler        // when set, spans go there as each resource ends (see flush)
+	bare   bool              // the document being read is a bare ResourceSpans
 	strs   map[string]string // interned strings: keys, names, ids shared by many spans
 	recent [509]string       // the strings interned last, see intern
 
@@ -155,7 +162,7 @@ func (p *parser) document(n int) error {
 			found = true
 			return p.resourceSpansList()
 		case "resource", "scopeSpans", "instrumentationLibrarySpans":
-			found, bare.seen = true, true
+			found, bare.seen, p.bare = true, true, true
 			return p.resourceSpansMember(key, &bare)
 		case "result", "trace":
 			// Jaeger api/v3 wraps OTLP in "result"; Tempo's v2 API in "trace".
@@ -174,6 +181,10 @@ func (p *parser) document(n int) error {
 	}
 	if bare.seen {
 		p.applyResource(bare)
+		p.bare = false
+		if err := p.flush(); err != nil {
+			return err
+		}
 	}
 	if !found {
 		return &FormatError{fmt.Sprintf("not OTLP JSON: document %d: %s%s", n, expectedForms, hint)}
@@ -240,7 +251,20 @@ func (p *parser) resourceSpans() error {
 		return err
 	}
 	p.applyResource(rs)
-	return nil
+	return p.flush()
+}
+
+// flush hands the spans read so far to the sink, if any. Their resource
+// is applied by then: flush runs at the end of a ResourceSpans, except
+// inside a bare one, whose resource may come after its spans.
+func (p *parser) flush() error {
+	if p.sink == nil || p.bare {
+		return nil
+	}
+	err := p.sink.add(p.spans)
+	clear(p.spans)
+	p.spans = p.spans[:0]
+	return err
 }
 
 // resourceSpansMember reads the member key of a ResourceSpans object.

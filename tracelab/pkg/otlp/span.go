@@ -73,7 +73,7 @@ func (p *parser) span() error {
 		*s = trace.Span{} // the slot is reused by the next span
 		return nil
 	}
-	if len(p.spans) >= p.lim.MaxSpans {
+	if p.count >= p.lim.MaxSpans {
 		return p.limitError("span count", p.lim.MaxSpans, "--max-spans")
 	}
 	n := p.perTrace[traceID] + 1
@@ -87,6 +87,7 @@ func (p *parser) span() error {
 	s.TraceID, s.SpanID, s.ParentID = traceID, spanID.in(own), parentID.in(own)
 	s.Attrs = p.sortedAttrs(own)
 	p.spans = append(p.spans, s)
+	p.count++
 	return nil
 }
 

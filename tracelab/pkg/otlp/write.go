@@ -13,11 +13,45 @@ import (
 // Write encodes traces as one plain OTLP JSON document
 // ({"resourceSpans":[...]}) that ParseReader reads back: ids in hex, times
 // as decimal strings, kinds as numbers, every attribute as a stringValue
-// (the model keeps attribute values as text). Spans are grouped into one
-// resourceSpans entry per service and one scopeSpans entry per scope;
-// services, scopes and attribute keys are sorted so the output is stable.
-// It streams, so writing a million spans needs no extra memory.
+// (the model keeps attribute values as text).
+//
+// Spans go out in batches of whole traces, taken in the given order, as
+// the collector's batch processor sends them: at least writeBatch spans a
+// batch, then one resourceSpans entry per service and one scopeSpans entry
+// per scope within it. A reader then finds every trace complete within its
+// batch (StreamFile). Services, scopes and attribute keys are sorted so the
+// output is stable. It streams, so writing a million spans needs no extra
+// memory.
 func Write(w io.Writer, traces []*trace.Trace) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	b := make([]byte, 0, 4096)
+	b = append(b, `{"resourceSpans":[`...)
+	first := true
+	for len(traces) > 0 {
+		n, spans := 0, 0
+		for n < len(traces) && spans < writeBatch {
+			spans += len(traces[n].Spans)
+			n++
+		}
+		var err error
+		if b, err = writeBatchOf(bw, b, traces[:n], first); err != nil {
+			return err
+		}
+		traces, first = traces[n:], false
+	}
+	b = append(b, "]}\n"...)
+	if _, err := bw.Write(b); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// writeBatch is the collector batch processor's default send_batch_size.
+const writeBatch = 8192
+
+// writeBatchOf appends the resourceSpans entries of one batch of traces to
+// b, writing b out as it grows; first says whether they open the list.
+func writeBatchOf(bw *bufio.Writer, b []byte, traces []*trace.Trace, first bool) ([]byte, error) {
 	type group struct {
 		resource map[string]string
 		scopes   map[string][]*trace.Span
@@ -33,13 +67,9 @@ func Write(w io.Writer, traces []*trace.Trace) error {
 			g.scopes[s.Scope] = append(g.scopes[s.Scope], s)
 		}
 	}
-
-	bw := bufio.NewWriterSize(w, 1<<16)
-	b := make([]byte, 0, 4096)
-	b = append(b, `{"resourceSpans":[`...)
 	for i, svc := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[svc]
-		if i > 0 {
+		if i > 0 || !first {
 			b = append(b, ',')
 		}
 		res := g.resource
@@ -63,7 +93,7 @@ func Write(w io.Writer, traces []*trace.Trace) error {
 				b = appendSpan(b, s)
 				if len(b) > 32<<10 {
 					if _, err := bw.Write(b); err != nil {
-						return err
+						return b, err
 					}
 					b = b[:0]
 				}
@@ -72,11 +102,7 @@ func Write(w io.Writer, traces []*trace.Trace) error {
 		}
 		b = append(b, `]}`...)
 	}
-	b = append(b, "]}\n"...)
-	if _, err := bw.Write(b); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return b, nil
 }
 
 func appendSpan(b []byte, s *trace.Span) []byte {

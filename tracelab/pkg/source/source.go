@@ -139,13 +139,59 @@ func (s *Source) Fetch(ctx context.Context) ([]*trace.Trace, error) {
 	return traces, nil
 }
 
+// Stream hands the source's traces to a sink made by newSink: a regular
+// file's trace by trace as it is read (otlp.StreamFile, which may make a
+// second sink), any other source's all at once after Fetch. It fails with
+// *NoTracesError when there are none.
+func (s *Source) Stream(ctx context.Context, newSink func() func([]*trace.Trace)) error {
+	if s.Kind != File || s.Parse != nil || !regularFile(s.Path) {
+		traces, err := s.Fetch(ctx)
+		if err != nil {
+			return err
+		}
+		newSink()(traces)
+		return nil
+	}
+	n := 0
+	err := otlp.StreamFile(s.Path, s.Limits, func() func([]*trace.Trace) {
+		n = 0
+		add := newSink()
+		return func(traces []*trace.Trace) {
+			n += len(traces)
+			add(traces)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", s, unwrapPathError(err))
+	}
+	if n == 0 {
+		return &NoTracesError{s}
+	}
+	return nil
+}
+
+// regularFile reports whether path is a file that can be read twice, as
+// StreamFile does; stdin, a pipe or a missing file go through Fetch.
+func regularFile(path string) bool {
+	st, err := os.Stat(path)
+	return path != "-" && err == nil && st.Mode().IsRegular()
+}
+
+// checkFile says in one line why a file source cannot be read.
+func (s *Source) checkFile() error {
+	if st, err := os.Stat(s.Path); err != nil {
+		return fmt.Errorf("cannot read %s: %v", s.Path, unwrapPathError(err))
+	} else if st.IsDir() {
+		return fmt.Errorf("%s is a directory; pass an OTLP JSON file", s.Path)
+	}
+	return nil
+}
+
 func (s *Source) readFile(parse func(io.Reader) ([]*trace.Trace, error)) ([]*trace.Trace, error) {
 	var in io.Reader = os.Stdin
 	if s.Path != "-" {
-		if st, err := os.Stat(s.Path); err != nil {
-			return nil, fmt.Errorf("cannot read %s: %v", s.Path, unwrapPathError(err))
-		} else if st.IsDir() {
-			return nil, fmt.Errorf("%s is a directory; pass an OTLP JSON file", s.Path)
+		if err := s.checkFile(); err != nil {
+			return nil, err
 		}
 		f, err := os.Open(s.Path)
 		if err != nil {

@@ -94,14 +94,16 @@ func Group(spans []*Span) []*Trace {
 	for _, id := range order {
 		traces = append(traces, New(id, byTrace[id]))
 	}
-	sort.Slice(traces, func(i, j int) bool {
-		a, b := traces[i], traces[j]
-		if a.Root.Start != b.Root.Start {
-			return a.Root.Start < b.Root.Start
-		}
-		return a.ID < b.ID
-	})
+	sort.Slice(traces, func(i, j int) bool { return Before(traces[i], traces[j]) })
 	return traces
+}
+
+// Before is Group's order: by root start time, then id.
+func Before(a, b *Trace) bool {
+	if a.Root.Start != b.Root.Start {
+		return a.Root.Start < b.Root.Start
+	}
+	return a.ID < b.ID
 }
 
 // New builds the tree of one trace. spans must share the trace id id and

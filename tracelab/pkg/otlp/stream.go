@@ -1,0 +1,222 @@
+package otlp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"tracelab/pkg/trace"
+)
+
+// StreamFile reads the OTLP JSON file at path and hands its traces to a
+// sink in batches, each trace as soon as its last span has been read, so
+// that a caller that is done with a trace when the sink returns holds only
+// the traces still open, not the file. newSink makes the sink; it is
+// called once, or twice when the file turns out not to be readable in one
+// pass (below).
+//
+// Knowing when a trace is complete takes a first pass: a scan for the
+// "traceId" keys, without parsing, counts each trace's spans (a tenth of
+// the parse's CPU on a million spans). A trace whose count is never
+// reached, because the scan also counted a link's traceId or a span the
+// parser drops, is handed over at the end, with the rest, in Group's
+// order. Only a key or id the scan cannot see (written with \u escapes)
+// can make it count too few; a span of a trace already handed over then
+// shows it, and the file is read again, whole, into a fresh sink.
+//
+// How much stays open depends on the file: the collector's file exporter
+// writes a batch of spans at a time, and Write writes traces in batches
+// of whole traces, so a trace is complete within its batch. A file that
+// lists all spans by service completes its traces only at the end.
+func StreamFile(path string, lim Limits, newSink func() func([]*trace.Trace)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	counts, err := countSpans(f)
+	if err != nil {
+		return fmt.Errorf("reading input: %v", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	lim = lim.resolved()
+	a := &assembler{expect: counts, open: map[string][]*trace.Span{}, done: map[string]bool{}, each: newSink()}
+	p := newParser(f, lexerBufSize, lim)
+	p.sink = a
+	if _, err = p.all(); p.lx.lerr != nil {
+		return p.lx.lerr
+	}
+	if !errors.Is(err, errSpread) {
+		if err == nil {
+			a.finish()
+		}
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	traces, err := ParseReaderLimits(f, lim)
+	if err != nil {
+		return err
+	}
+	newSink()(traces)
+	return nil
+}
+
+// errSpread is a span of a trace already handed over.
+var errSpread = errors.New("a trace's spans are spread further than the first pass counted")
+
+// streamBatch is how many spans of completed traces the assembler gathers
+// before handing them over: enough traces for the sink to share among
+// cores (analyze.Analyzer computes their critical paths in parallel).
+const streamBatch = 8192
+
+// assembler gathers the spans the parser reads into traces, and hands each
+// trace over once it holds as many spans as the first pass counted.
+type assembler struct {
+	expect map[string]int32 // spans per trace id, from countSpans
+	open   map[string][]*trace.Span
+	done   map[string]bool // handed over
+	ready  []*trace.Trace
+	spans  int // in ready
+	each   func([]*trace.Trace)
+}
+
+func (a *assembler) add(spans []*trace.Span) error {
+	for _, s := range spans {
+		id := s.TraceID
+		if a.done[id] {
+			return errSpread
+		}
+		l := append(a.open[id], s)
+		if int32(len(l)) < a.expect[id] {
+			a.open[id] = l
+			continue
+		}
+		delete(a.open, id)
+		a.done[id] = true
+		a.ready = append(a.ready, trace.New(id, l))
+		a.spans += len(l)
+	}
+	if a.spans >= streamBatch {
+		a.each(a.ready)
+		a.ready, a.spans = nil, 0
+	}
+	return nil
+}
+
+// finish hands over what is left: the last batch, and the traces whose
+// count was never reached.
+func (a *assembler) finish() {
+	var rest []*trace.Span
+	for _, l := range a.open {
+		rest = append(rest, l...)
+	}
+	a.open = nil
+	if batch := append(a.ready, trace.Group(rest)...); len(batch) > 0 {
+		a.each(batch)
+	}
+}
+
+// traceIDKey is how countSpans finds a span's trace id. It looks for the
+// key's tail first: bytes.Index skips ahead fastest on a rare first byte,
+// and every other token in OTLP JSON starts with a quote.
+var traceIDKey, traceIDTail = []byte(`"traceId"`), []byte(`ceId"`)
+
+// countSpans counts the spans per trace id in an OTLP JSON document by
+// finding every "traceId" key followed by a string, without parsing the
+// rest. Inside a JSON string a quote is escaped, so the key's bytes
+// cannot occur there. Ids are normalized as the parser normalizes them.
+func countSpans(r io.Reader) (map[string]int32, error) {
+	// A match is read only when the buffer holds the window after it
+	// (the colon, spaces, and an id as long as the parser would ever take).
+	const window = 256
+	buf := make([]byte, 1<<20)
+	raw := map[string]int32{}
+	n := 0
+	for {
+		m, err := io.ReadFull(r, buf[n:])
+		n += m
+		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !eof {
+			return nil, err
+		}
+		data := buf[:n]
+		next := max(0, n-len(traceIDKey)+1) // where the next read's search resumes
+		for i := 0; ; {
+			j := bytes.Index(data[i:], traceIDTail)
+			if j < 0 {
+				break
+			}
+			end := i + j + len(traceIDTail)
+			start := end - len(traceIDKey)
+			if !eof && n-end < window {
+				next = max(0, start)
+				break
+			}
+			if start >= 0 && bytes.Equal(data[start:end], traceIDKey) {
+				if id, ok := stringAfterKey(data[end:]); ok {
+					raw[string(id)]++
+				}
+			}
+			i = end
+		}
+		if eof {
+			break
+		}
+		n = copy(buf, data[next:])
+	}
+	counts := make(map[string]int32, len(raw))
+	for id, c := range raw {
+		counts[normalizeID(unescaped(id))] += c
+	}
+	return counts, nil
+}
+
+// stringAfterKey returns the string that follows a key: a colon, then the
+// string, with JSON whitespace around the colon. The string is returned
+// as written, escapes included.
+func stringAfterKey(b []byte) ([]byte, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != ':' {
+		return nil, false
+	}
+	i = skipSpace(b, i+1)
+	if i >= len(b) || b[i] != '"' {
+		return nil, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			return b[i+1 : j], true
+		case '\\':
+			j++
+		}
+	}
+	return nil, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// unescaped decodes a JSON string's escapes (ids written with \/ in
+// base64); nearly every id has none.
+func unescaped(s string) string {
+	if !bytes.ContainsRune([]byte(s), '\\') {
+		return s
+	}
+	var out string
+	if json.Unmarshal([]byte(`"`+s+`"`), &out) != nil {
+		return s
+	}
+	return out
+}
