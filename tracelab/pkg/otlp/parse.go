@@ -128,11 +128,13 @@ type parser struct {
 	strs   map[string]string // interned strings: keys, names, ids shared by many spans
 	recent [509]string       // the strings interned last, see intern
 
-	lim      Limits         // resolved: no zero or negative fields
-	perTrace map[string]int // spans read per trace id, for MaxSpansPerTrace
-	depth    int            // arrayValue/kvlistValue levels open, for MaxDepth
-	val      []byte         // scratch for rendering arrays and kvlists
-	valStart int            // where the attribute value being rendered starts in val
+	lim       Limits         // resolved: no zero or negative fields
+	perTrace  map[string]int // spans read per trace id, for MaxSpansPerTrace, but for:
+	lastTrace string         // the trace of the last span read
+	lastCount int            // and its spans read
+	depth     int            // arrayValue/kvlistValue levels open, for MaxDepth
+	val       []byte         // scratch for rendering arrays and kvlists
+	valStart  int            // where the attribute value being rendered starts in val
 
 	// The span being read (see span): its Span, its own strings' bytes
 	// and its attributes.

@@ -76,11 +76,13 @@ func (p *parser) span() error {
 	if p.count >= p.lim.MaxSpans {
 		return p.limitError("span count", p.lim.MaxSpans, "--max-spans")
 	}
-	n := p.perTrace[traceID] + 1
-	if n > p.lim.MaxSpansPerTrace {
+	if traceID != p.lastTrace { // the map is read once per run of a trace's spans
+		p.perTrace[p.lastTrace] = p.lastCount
+		p.lastTrace, p.lastCount = traceID, p.perTrace[traceID]
+	}
+	if p.lastCount++; p.lastCount > p.lim.MaxSpansPerTrace {
 		return p.limitError("spans per trace (trace "+traceID+")", p.lim.MaxSpansPerTrace, "--max-trace-spans")
 	}
-	p.perTrace[traceID] = n
 	p.slab = p.slab[1:]
 
 	own := string(p.own)

@@ -12,7 +12,8 @@ import (
 )
 
 // StreamFile reads the OTLP JSON file at path and hands its traces to a
-// sink in batches, each trace as soon as its last span has been read, so
+// sink in batches, each trace as soon as its last span has been read (the
+// sink runs on a goroutine of its own, one batch at a time), so
 // that a caller that is done with a trace when the sink returns holds only
 // the traces still open, not the file. newSink makes the sink; it is
 // called once, or twice when the file turns out not to be readable in one
@@ -45,16 +46,29 @@ func StreamFile(path string, lim Limits, newSink func() func([]*trace.Trace)) er
 		return err
 	}
 	lim = lim.resolved()
-	a := &assembler{expect: counts, open: map[string][]*trace.Span{}, done: map[string]bool{}, each: newSink()}
+	// The sink reads one batch while the parser reads the next: on two
+	// cores that nearly halves the wall time, for little more CPU.
+	batches := make(chan []*trace.Trace, 1)
+	sunk := make(chan struct{})
+	go func(sink func([]*trace.Trace)) {
+		for b := range batches {
+			sink(b)
+		}
+		close(sunk)
+	}(newSink())
+	a := &assembler{expect: counts, open: map[string][]*trace.Span{}, done: map[string]bool{},
+		each: func(b []*trace.Trace) { batches <- b }}
 	p := newParser(f, lexerBufSize, lim)
 	p.sink = a
-	if _, err = p.all(); p.lx.lerr != nil {
-		return p.lx.lerr
+	_, err = p.all()
+	if p.lx.lerr != nil {
+		err = p.lx.lerr
+	} else if err == nil {
+		a.finish()
 	}
+	close(batches)
+	<-sunk
 	if !errors.Is(err, errSpread) {
-		if err == nil {
-			a.finish()
-		}
 		return err
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -88,12 +102,20 @@ type assembler struct {
 }
 
 func (a *assembler) add(spans []*trace.Span) error {
-	for _, s := range spans {
-		id := s.TraceID
+	// Spans come in runs of one trace (a scope's spans of one request),
+	// so the maps are read once per run rather than once per span.
+	for len(spans) > 0 {
+		id := spans[0].TraceID
+		n := 1
+		for n < len(spans) && spans[n].TraceID == id {
+			n++
+		}
+		run := spans[:n]
+		spans = spans[n:]
 		if a.done[id] {
 			return errSpread
 		}
-		l := append(a.open[id], s)
+		l := append(a.open[id], run...)
 		if int32(len(l)) < a.expect[id] {
 			a.open[id] = l
 			continue
@@ -138,6 +160,14 @@ func countSpans(r io.Reader) (map[string]int32, error) {
 	const window = 256
 	buf := make([]byte, 1<<20)
 	raw := map[string]int32{}
+	var last []byte
+	var run int32
+	flushRun := func() {
+		if run > 0 {
+			raw[string(last)] += run
+			run = 0
+		}
+	}
 	n := 0
 	for {
 		m, err := io.ReadFull(r, buf[n:])
@@ -161,7 +191,12 @@ func countSpans(r io.Reader) (map[string]int32, error) {
 			}
 			if start >= 0 && bytes.Equal(data[start:end], traceIDKey) {
 				if id, ok := stringAfterKey(data[end:]); ok {
-					raw[string(id)]++
+					// Runs of one id are counted before they touch the map.
+					if !bytes.Equal(id, last) {
+						flushRun()
+						last = append(last[:0], id...)
+					}
+					run++
 				}
 			}
 			i = end
@@ -171,6 +206,7 @@ func countSpans(r io.Reader) (map[string]int32, error) {
 		}
 		n = copy(buf, data[next:])
 	}
+	flushRun()
 	counts := make(map[string]int32, len(raw))
 	for id, c := range raw {
 		counts[normalizeID(unescaped(id))] += c
