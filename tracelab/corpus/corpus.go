@@ -217,13 +217,18 @@ func (l Labels) Validate(ids []string) error {
 	return errors.Join(errs...)
 }
 
-// Analyze runs every tracelab detector on the case's traces.
+// Analyze runs every tracelab detector on the case's traces, read trace
+// by trace as `tracelab analyze --file` reads them.
 func (c Case) Analyze() (analyze.Report, error) {
-	traces, err := c.Traces()
+	var an *analyze.Analyzer
+	err := otlp.StreamFile(c.TracesPath(), otlp.Limits{}, func() func([]*trace.Trace) {
+		an = analyze.NewAnalyzer(detect.All())
+		return an.Add
+	})
 	if err != nil {
-		return analyze.Report{}, err
+		return analyze.Report{}, fmt.Errorf("case %s: %w", c.Name, err)
 	}
-	return analyze.Analyze(traces, detect.All()), nil
+	return an.Report(), nil
 }
 
 // Traces parses the case's traces.json.

@@ -1,10 +1,14 @@
 package corpus
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tracelab/pkg/analyze"
+	"tracelab/pkg/detect"
 )
 
 // Dir is the labelled corpus, relative to this package.
@@ -187,4 +191,29 @@ func writeFile(path, text string) error {
 		return err
 	}
 	return os.WriteFile(path, []byte(text), 0o644)
+}
+
+// TestStreamedAsWhole holds the trace-by-trace reading to the whole-file
+// one: on every case, however its file orders its spans, the two reports
+// are the same.
+func TestStreamedAsWhole(t *testing.T) {
+	cases, err := Load(Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		streamed, err := c.Analyze()
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces, err := c.Traces()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(streamed)
+		b, _ := json.Marshal(analyze.Analyze(traces, detect.All()))
+		if string(a) != string(b) {
+			t.Errorf("%s: read trace by trace:\n%s\nread whole:\n%s", c.Name, a, b)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math"
 	"strings"
+	"sync"
 
 	"tracelab/pkg/trace"
 )
@@ -142,25 +143,44 @@ func redundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
 
 type redundantReadsKey struct{}
 
+// readKey is what makes two reads the same read.
+type readKey struct {
+	request *trace.Span
+	service string
+	op      string
+	values  string
+}
+
+type read struct {
+	c *trace.Span
+	k readKey
+	h uint64
+}
+
+// readLists are findRedundantReads' working lists, kept between traces:
+// made afresh for each trace, they were an eighth of the bytes the
+// analysis of a million spans allocated.
+type readLists struct {
+	reads  []read
+	counts map[uint64]int32
+}
+
+var readListsPool = sync.Pool{New: func() any { return &readLists{counts: map[uint64]int32{}} }}
+
 func findRedundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
-	type readKey struct {
-		request *trace.Span
-		service string
-		op      string
-		values  string
-	}
-	type read struct {
-		c *trace.Span
-		k readKey
-		h uint64
-	}
 	// Most reads are made with values of their own (a loop over ids), so
 	// grouping every read by its full key built a map entry per read. A
 	// hash of the key counts them first; only reads whose hash comes up
 	// RedundantMinCalls times are grouped by the full key (which settles
 	// collisions).
-	var reads []read
-	counts := map[uint64]int32{}
+	lists := readListsPool.Get().(*readLists)
+	defer func() {
+		clear(lists.reads) // drop the spans
+		lists.reads = lists.reads[:0]
+		clear(lists.counts)
+		readListsPool.Put(lists)
+	}()
+	reads, counts := lists.reads, lists.counts
 	seed := maphash.MakeSeed()
 	for _, c := range t.Spans {
 		if !t.OwnCall(c) || !isRead(t, c) {
@@ -186,6 +206,7 @@ func findRedundantReads(t *trace.Trace) map[redundantKey][]*trace.Span {
 		counts[r.h]++
 		reads = append(reads, r)
 	}
+	lists.reads = reads
 	groups := map[readKey][]*trace.Span{}
 	var order []readKey
 	for _, r := range reads {

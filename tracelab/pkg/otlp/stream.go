@@ -154,11 +154,15 @@ var traceIDKey, traceIDTail = []byte(`"traceId"`), []byte(`ceId"`)
 // finding every "traceId" key followed by a string, without parsing the
 // rest. Inside a JSON string a quote is escaped, so the key's bytes
 // cannot occur there. Ids are normalized as the parser normalizes them.
-func countSpans(r io.Reader) (map[string]int32, error) {
-	// A match is read only when the buffer holds the window after it
-	// (the colon, spaces, and an id as long as the parser would ever take).
-	const window = 256
-	buf := make([]byte, 1<<20)
+func countSpans(r io.Reader) (map[string]int32, error) { return countSpansBuf(r, 1<<20) }
+
+// countSpansWindow is what must follow a match in the buffer for it to be
+// read there: the colon, spaces and an id as long as any producer writes.
+const countSpansWindow = 256
+
+func countSpansBuf(r io.Reader, size int) (map[string]int32, error) {
+	const window = countSpansWindow
+	buf := make([]byte, size)
 	raw := map[string]int32{}
 	var last []byte
 	var run int32
