@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"tracelab/internal/tracegen"
+	"tracelab/pkg/otlp"
+	"tracelab/pkg/trace"
+)
+
+// TestMain lets a test run tracelab as a process of its own under an OS
+// memory limit: the test binary, started again with limitedEnv set, is that
+// process (see underMemoryLimit).
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(limitedEnv); spec != "" {
+		os.Exit(runLimited(spec))
+	}
+	os.Exit(m.Run())
+}
+
+const limitedEnv = "TRACELAB_TEST_UNDER_LIMIT"
+
+type limitedRun struct {
+	MiB  uint64
+	Args []string
+}
+
+func runLimited(spec string) int {
+	var r limitedRun
+	if err := json.Unmarshal([]byte(spec), &r); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 99
+	}
+	lim := &syscall.Rlimit{Cur: r.MiB << 20, Max: r.MiB << 20}
+	if err := syscall.Setrlimit(syscall.RLIMIT_DATA, lim); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 99
+	}
+	return Main(r.Args)
+}
+
+// underMemoryLimit runs `tracelab args...` as a process whose memory may not
+// pass mib MiB. The limit is RLIMIT_DATA, which counts the memory a
+// process maps for use (Go's heap, thread stacks), not RLIMIT_AS: Go
+// reserves a large address space unmapped at start, which RLIMIT_AS
+// refuses. A process past the limit dies with Go's "out of memory".
+func underMemoryLimit(t *testing.T, mib uint64, stdin io.Reader, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	spec, err := json.Marshal(limitedRun{mib, args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), limitedEnv+"="+string(spec))
+	cmd.Stdin = stdin
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
+}
+
+// limitMiB is the memory the processes below may use. A run of tracelab
+// on a small file needs 100-112 MiB of it: each thread started through cgo
+// maps an 8 MiB stack. That leaves the heap about 90 MiB.
+const limitMiB = 200
+
+// Hostile inputs end as they do without a limit, within it: exit 2 and one
+// line, or a report. 28 levels of nesting took 2.1 GiB before the parser
+// rendered nested values once.
+func TestHostileInputUnderAMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	span := func(value string) string {
+		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"02","name":"GET","kind":2,"attributes":[{"key":"v","value":` + value + `}]}]}]}]}`
+	}
+	nested := func(levels int) string {
+		return span(strings.Repeat(`{"kvlistValue":{"values":[{"key":"k","value":`, levels) + `{"stringValue":"x"}` + strings.Repeat(`}]}}`, levels))
+	}
+	jaeger := httptest.NewServer(endless(`{"result":{"resourceSpans":[`))
+	defer jaeger.Close()
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"28 levels", []string{"--file", write("28.json", nested(28))}, exitOK, ""},
+		{"100000 levels", []string{"--file", write("deep.json", nested(100_000))}, exitUsage, "--max-attr-depth"},
+		{"a 2 MiB string", []string{"--file", write("long.json", span(`{"stringValue":"`+strings.Repeat("a", 2<<20)+`"}`))}, exitUsage, "--max-attr-bytes"},
+		{"an endless answer", []string{"--jaeger", jaeger.URL, "--service", "s", "--max-response-bytes", "64MiB"}, exitUsage, "answered more than 64 MiB"},
+	} {
+		code, out, errOut := underMemoryLimit(t, limitMiB, nil, append([]string{"analyze", "--format", "json"}, c.args...)...)
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d; stderr %.300q", c.name, code, c.code, errOut)
+			continue
+		}
+		if c.code != exitOK && (out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.msg)) {
+			t.Errorf("%s: stdout %.80q, stderr %.200q: want one line with %q", c.name, out, errOut, c.msg)
+		}
+	}
+}
+
+// A file of 300,000 spans is analysed within the limit, trace by trace;
+// the same bytes read whole, from stdin, are not: the limit is real.
+func TestAFileLargerThanTheLimitIsAnalysedTraceByTrace(t *testing.T) {
+	var body bytes.Buffer
+	traces := trace.Group(tracegen.Generate(300_000, 1))
+	if err := otlp.Write(&body, traces); err != nil {
+		t.Fatal(err)
+	}
+	spans := 0
+	for _, tr := range traces {
+		spans += len(tr.Spans)
+	}
+	traces = nil
+	path := filepath.Join(t.TempDir(), "traces.json")
+	if err := os.WriteFile(path, body.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := underMemoryLimit(t, limitMiB, nil, "analyze", "--file", path, "--format", "json")
+	var rep struct{ Spans int }
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.Spans != spans {
+		t.Fatalf("%d MiB file under a %d MiB limit: exit %d, %d of %d spans; stderr %.300q", body.Len()>>20, limitMiB, code, rep.Spans, spans, errOut)
+	}
+	code, _, errOut = underMemoryLimit(t, limitMiB, bytes.NewReader(body.Bytes()), "analyze", "--file", "-", "--format", "json")
+	if code == exitOK || !strings.Contains(errOut, "out of memory") {
+		t.Errorf("read whole from stdin under the same limit: exit %d, stderr %.200q; want Go's out of memory", code, errOut)
+	}
+}
