@@ -26,6 +26,9 @@ func runReport(args []string) int {
 		return fail(exitUsage, "--result is required, e.g. --result .state/results/<run>/result.json")
 	}
 	res, err := result.Read(*resultPath)
+	if err == nil {
+		err = res.ReadTraces()
+	}
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}

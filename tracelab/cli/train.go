@@ -131,11 +131,10 @@ func exampleTrace(res *result.Result) string {
 			return id
 		}
 	}
-	traces, err := v.ReadTraces()
-	if err != nil || len(traces) == 0 {
+	if len(v.Traces) == 0 {
 		return ""
 	}
-	return traces[len(traces)/2].ID
+	return v.Traces[len(v.Traces)/2].ID
 }
 
 func askAndGrade(in *bufio.Reader, r *round, save string) int {
