@@ -109,11 +109,14 @@ $(TRACEQLCHECK)/node_modules/.package-lock.json: $(TRACEQLCHECK)/package-lock.js
 
 # go test replays the OTLP parser's fuzz corpus (tracelab/pkg/otlp/testdata/
 # fuzz/FuzzParse); then the fuzzer looks for new failures for FUZZTIME. One
-# it finds is written there as a new file: commit it with the fix.
+# it finds is written there as a new file: commit it with the fix. The tests
+# run once, under the race detector, which needs cgo and so a C compiler
+# (make tools-test installs gcc).
 FUZZTIME ?= 20s
 test-go:
-	@echo "==> Go tests"
-	cd tracelab && go vet ./... && go test ./...
+	@echo "==> Go tests, with the race detector"
+	@$(call need,gcc,go test -race needs a C compiler: run make tools-test or apt-get install -y gcc libc6-dev)
+	cd tracelab && go vet ./... && go test -race ./...
 	@echo "==> fuzzing the OTLP parser for $(FUZZTIME)"
 	cd tracelab && go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/otlp
 
