@@ -92,7 +92,7 @@ func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile stri
 	if err := r.Runtime.Reconnect(ctx); err != nil {
 		return nil, err
 	}
-	traces, err := r.collectTraces(ctx, jaeger.New(r.Runtime.JaegerURL()), s.Entrypoint, from, to, answered(run.Records), tracesEvery)
+	traces, err := r.collectTraces(ctx, jaeger.New(r.Runtime.JaegerURL()), s.Entrypoint, from, to, answered(run.Records))
 	if err != nil {
 		return nil, err
 	}

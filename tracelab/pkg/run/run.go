@@ -192,7 +192,7 @@ func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile, var
 	if err := r.Runtime.Reconnect(ctx); err != nil {
 		return err
 	}
-	traces, err := r.collectTraces(ctx, jc, s.Entrypoint, vr.Window.Start, vr.Window.End, answered(lr.Records), tracesEvery)
+	traces, err := r.collectTraces(ctx, jc, s.Entrypoint, vr.Window.Start, vr.Window.End, answered(lr.Records))
 	if err != nil {
 		return err
 	}
@@ -385,7 +385,7 @@ var tracesEvery = time.Second
 // a full profile's answer, every second. A stable answer is parsed once;
 // it is parsed again only if it lacked traces and then changed, so a run
 // whose traces all arrived parses them once.
-func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep scenario.Entrypoint, from, to time.Time, want int, every time.Duration) ([]*trace.Trace, error) {
+func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep scenario.Entrypoint, from, to time.Time, want int) ([]*trace.Trace, error) {
 	parse := r.parse
 	if parse == nil {
 		parse = otlp.Parse
@@ -437,7 +437,7 @@ func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep scenar
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(every):
+		case <-time.After(tracesEvery):
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"tracelab/internal/labtest"
 	"tracelab/internal/tracegen"
+	"tracelab/pkg/jaeger"
 	"tracelab/pkg/lab"
 	"tracelab/pkg/load"
 	"tracelab/pkg/otlp"
@@ -162,5 +163,37 @@ func TestARunParsesEachVariantsTracesOnce(t *testing.T) {
 		if !strings.Contains(string(page), `id="variant-`+v.Variant+`"`) {
 			t.Errorf("the report has no section for %s", v.Variant)
 		}
+	}
+}
+
+// An answer that stopped growing short of the run's traces is parsed, and
+// parsed again only once it has changed and stopped growing again.
+func TestAStableAnswerShortOfTracesIsReadAgainOnlyOnceItChanged(t *testing.T) {
+	defer func(every time.Duration) { tracesEvery = every }(tracesEvery)
+	tracesEvery = time.Millisecond
+	traces := trace.Group(tracegen.LabTrace(tracegen.LabOptions{Items: 5, Start: time.Now(), Seed: 1}))
+	traces = append(traces, trace.Group(tracegen.LabTrace(tracegen.LabOptions{Items: 5, Start: time.Now(), Seed: 2}))...)
+	few, all := otlpDoc(t, traces[:1]), otlpDoc(t, traces)
+	var searches atomic.Int32
+	js := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if searches.Add(1) <= 6 { // the second trace's spans are late
+			w.Write(few)
+		} else {
+			w.Write(all)
+		}
+	}))
+	defer js.Close()
+	var parses atomic.Int32
+	r := &Runner{parse: func(in io.Reader) ([]*trace.Trace, error) {
+		parses.Add(1)
+		return otlp.Parse(in)
+	}}
+	ep := scenario.Entrypoint{Service: "catalog", Method: "GET", Path: "/catalog/summary"}
+	got, err := r.collectTraces(context.Background(), jaeger.New(js.URL), ep, time.Now(), time.Now(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || parses.Load() != 2 {
+		t.Errorf("%d traces after %d parses of %d answers; want 2 after 2 (the short answer once, the whole one once)", len(got), parses.Load(), searches.Load())
 	}
 }
