@@ -39,7 +39,7 @@ help: ## list the targets
 tools: ## build or fetch the pinned tools a scenario run needs into ~/.cache/tracelab (once per version; no root)
 	@infra/local/tools.sh
 
-tools-test: ## the tools only make test needs: the dashboard linter and a headless Chromium
+tools-test: ## the tools only make test needs: the dashboard linter, a headless Chromium, gcc for go test -race
 	@infra/local/tools.sh test
 
 $(TRACELAB): $(GO_SOURCES)
