@@ -69,11 +69,11 @@ func fail(code int, format string, a ...any) int {
 // first line (exit 2).
 func parseFlags(fs *flag.FlagSet, args []string, maxArgs int, usage string, out io.Writer) (code int, ok bool) {
 	fs.SetOutput(io.Discard) // errors are reported in one line below
-	short, _, long := strings.Cut(usage, "\n")
+	short, _, severalLines := strings.Cut(usage, "\n")
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(out, usage)
-		if !long {
+		if !severalLines {
 			fs.SetOutput(out)
 			fs.PrintDefaults()
 		}
