@@ -39,7 +39,7 @@ help: ## list the targets
 tools: ## build or fetch the pinned tools a scenario run needs into ~/.cache/tracelab (once per version; no root)
 	@infra/local/tools.sh
 
-tools-test: ## the tools only make test needs: the dashboard linter and a headless Chromium
+tools-test: ## the tools only make test needs: the dashboard linter, a headless Chromium, gcc for go test -race
 	@infra/local/tools.sh test
 
 $(TRACELAB): $(GO_SOURCES)
@@ -97,7 +97,7 @@ TRACEQLCHECK := dashboards/traceqlcheck
 test-dashboards: tools-test $(TRACELAB) $(TRACEQLCHECK)/node_modules/.package-lock.json
 	@echo "==> dashboards: structure, dashboard-linter, TraceQL (Grafana's TraceQL grammar)"
 	$(TRACELAB) dashboards check
-	@source $(TEST_TOOLS); for d in dashboards/*.json; do "$$DASHBOARD_LINTER_BIN" lint --strict -c dashboards/.lint "$$d" >/dev/null 2>$(STATE)/lint.out || { grep -v '^Checks' $(STATE)/lint.out; exit 1; }; echo "dashboard-linter $$d: ok"; done
+	@source $(TEST_TOOLS); dashboards/lint.sh "$$DASHBOARD_LINTER_BIN"
 	cd $(TRACEQLCHECK) && TRACELAB_BIN=$(TRACELAB) node --test check.test.mjs
 	$(TRACELAB) dashboards queries --lang traceql | node $(TRACEQLCHECK)/check.mjs
 
@@ -109,11 +109,14 @@ $(TRACEQLCHECK)/node_modules/.package-lock.json: $(TRACEQLCHECK)/package-lock.js
 
 # go test replays the OTLP parser's fuzz corpus (tracelab/pkg/otlp/testdata/
 # fuzz/FuzzParse); then the fuzzer looks for new failures for FUZZTIME. One
-# it finds is written there as a new file: commit it with the fix.
+# it finds is written there as a new file: commit it with the fix. The tests
+# run once, under the race detector, which needs cgo and so a C compiler
+# (make tools-test installs gcc).
 FUZZTIME ?= 20s
 test-go:
-	@echo "==> Go tests"
-	cd tracelab && go vet ./... && go test ./...
+	@echo "==> Go tests, with the race detector"
+	@$(call need,gcc,go test -race needs a C compiler: run make tools-test or apt-get install -y gcc libc6-dev)
+	cd tracelab && go vet ./... && go test -race ./...
 	@echo "==> fuzzing the OTLP parser for $(FUZZTIME)"
 	cd tracelab && go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/otlp
 
@@ -177,7 +180,8 @@ DOCKER      ?= docker
 TERRAFORM   ?= terraform
 TF          := $(TERRAFORM) -chdir=infra/terraform
 IMAGE_TAG   ?= dev
-export DOCKER IMAGE_TAG
+# k8s/images.sh reads and rewrites the manifests' image references with tracelab.
+export DOCKER IMAGE_TAG TRACELAB
 KIND_CLUSTER := tracelab
 KIND_CONTEXT := kind-$(KIND_CLUSTER)
 # What kind-up creates and deploys. make test-kind points them at its own
@@ -247,24 +251,13 @@ DOCKER_BUILD_FLAGS ?=
 images: $(TRACELAB) ## build the images tracelab/<service>:IMAGE_TAG and tracelab/tracelab:IMAGE_TAG (the load) for the nodes' platform (NODES=kind|eks, PLATFORM, GO_IMAGE, RUNTIME_IMAGE, JAVA_BUILD_IMAGE, JAVA_RUNTIME_IMAGE, DOCKER_BUILD_FLAGS; needs docker)
 	@$(call need,$(DOCKER),install Docker or set DOCKER=podman)
 	@$(DOCKER) info >/dev/null 2>&1 || { echo "images: cannot reach the $(DOCKER) daemon; start it" >&2; exit 3; }
-	@platform=$(NODE_PLATFORM); [[ $$platform == linux/* ]] || { echo "images: cannot tell the $(NODES) nodes' platform ($$platform); set PLATFORM=linux/amd64 or linux/arm64" >&2; exit 2; }; \
-	source infra/local/versions.env; $(TRACELAB) services | while read -r s framework port; do \
-	  echo "==> image tracelab/$$s:$(IMAGE_TAG) ($$framework, $$platform)"; \
-	  $(DOCKER) build --platform $$platform $(DOCKER_BUILD_FLAGS) -f services/images/$$framework.Dockerfile \
-	    $(if $(JAVA_BUILD_IMAGE),--build-arg BUILD_IMAGE=$(JAVA_BUILD_IMAGE)) $(if $(JAVA_RUNTIME_IMAGE),--build-arg RUNTIME_IMAGE=$(JAVA_RUNTIME_IMAGE)) \
-	    --build-arg SERVICE=$$s --build-arg PORT=$$port \
-	    --build-arg OTEL_JAVAAGENT_VERSION=$$OTEL_JAVAAGENT_VERSION -t tracelab/$$s:$(IMAGE_TAG) services </dev/null; \
-	done; \
-	echo "==> image tracelab/tracelab:$(IMAGE_TAG) (the load engine, $$platform)"; \
-	$(DOCKER) build --platform $$platform $(DOCKER_BUILD_FLAGS) $(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) \
-	  $(if $(RUNTIME_IMAGE),--build-arg RUNTIME_IMAGE=$(RUNTIME_IMAGE)) -t tracelab/tracelab:$(IMAGE_TAG) tracelab </dev/null
+	@platform=$(NODE_PLATFORM); NODES=$(NODES) GO_IMAGE="$(GO_IMAGE)" RUNTIME_IMAGE="$(RUNTIME_IMAGE)" JAVA_BUILD_IMAGE="$(JAVA_BUILD_IMAGE)" \
+	  JAVA_RUNTIME_IMAGE="$(JAVA_RUNTIME_IMAGE)" DOCKER_BUILD_FLAGS="$(DOCKER_BUILD_FLAGS)" k8s/images.sh build "$$platform"
 
-kind-load: ## load the lab's own images (services, tracelab) into the kind cluster, each under a tag of its own build (id-<image ID>)
+kind-load: $(TRACELAB) ## load the lab's own images (services, tracelab) into the kind cluster, each under a tag of its own build (id-<image ID>)
 	@$(call need,kind,$(INSTALL_KIND))
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
-	@for ref in $$($(RENDER) $(KIND_OVERLAY) | k8s/images.sh tag-builds); do \
-	  kind load docker-image --name $(KIND_CLUSTER) $$ref; \
-	done
+	@$(RENDER) $(KIND_OVERLAY) | k8s/images.sh kind-load $(KIND_CLUSTER)
 
 # kind's containerd does not use your docker login: anonymous pulls from
 # Docker Hub are limited to 10 an hour per IPv4 address, and a cold kind-up
@@ -272,40 +265,22 @@ kind-load: ## load the lab's own images (services, tracelab) into the kind clust
 # docker (logged in or not, and cached for the next cluster), and loads them
 # all as one archive. --platform: with Docker's containerd image store, a
 # multi-platform archive makes kind's import fail (kind issue 3795).
-kind-preload: ## pull the kind overlay's third-party images once with your own docker (and login), load them into kind
+kind-preload: $(TRACELAB) ## pull the kind overlay's third-party images once with your own docker (and login), load them into kind
 	@$(call need,kind,$(INSTALL_KIND))
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@$(call need,$(DOCKER),kind runs its node in a container: install Docker)
-	@mkdir -p $(STATE)
-	@images=$$($(RENDER) $(KIND_OVERLAY) | k8s/images.sh third-party); \
-	for i in $$images; do \
-	  $(DOCKER) image inspect $$i >/dev/null 2>&1 || $(DOCKER) pull --platform $(HOST_PLATFORM) $$i; \
-	done; \
-	echo "==> kind-preload: saving $$(wc -w <<<"$$images") images to $(STATE)/kind-images.tar"; \
-	$(DOCKER) save --platform $(HOST_PLATFORM) -o $(STATE)/kind-images.tar $$images; \
-	kind load image-archive --name $(KIND_CLUSTER) $(STATE)/kind-images.tar; \
-	rm -f $(STATE)/kind-images.tar
+	@$(RENDER) $(KIND_OVERLAY) | k8s/images.sh kind-preload $(KIND_CLUSTER) $(HOST_PLATFORM) $(STATE)/kind-images.tar
 
 # Points (or, unset, stops pointing) the node's containerd at a Docker Hub
-# mirror, by the hosts.toml of the config_path that k8s/kind/cluster.yaml
-# enables. containerd reads it at every pull: no restart, and the cluster
-# need not be created again.
+# mirror (k8s/kind/mirror.sh).
 kind-mirror:
-	@for node in $$(kind get nodes --name $(KIND_CLUSTER)); do \
-	  if [ -n "$(KIND_REGISTRY_MIRROR)" ]; then \
-	    echo "==> $$node: pulls from Docker Hub go through $(KIND_REGISTRY_MIRROR)"; \
-	    printf 'server = "https://registry-1.docker.io"\n\n[host."%s"]\n  capabilities = ["pull", "resolve"]\n' "$(KIND_REGISTRY_MIRROR)" | \
-	      $(DOCKER) exec -i $$node sh -c 'mkdir -p /etc/containerd/certs.d/docker.io && cat >/etc/containerd/certs.d/docker.io/hosts.toml'; \
-	  else \
-	    $(DOCKER) exec $$node rm -f /etc/containerd/certs.d/docker.io/hosts.toml; \
-	  fi; \
-	done
+	@k8s/kind/mirror.sh $(KIND_CLUSTER) "$(KIND_REGISTRY_MIRROR)"
 
 # Applying the manifests with each service at the tag of its build rolls out
 # exactly the services whose image changed (k8s/images.sh); ConfigMaps and
 # Secrets carry a hash of their content in their names, so a changed one
 # rolls out its workloads too. Nothing else needs restarting.
-kind-up: ## create the kind cluster, build and load the images, deploy the lab, wait until ready (KIND_REGISTRY_MIRROR, KIND_PRELOAD=1)
+kind-up: $(TRACELAB) ## create the kind cluster, build and load the images, deploy the lab, wait until ready (KIND_REGISTRY_MIRROR, KIND_PRELOAD=1)
 	@$(call need,kind,$(INSTALL_KIND))
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@$(call need,$(DOCKER),kind runs its node in a container: install Docker)
@@ -344,17 +319,14 @@ eks-up: ## create EKS and ECR with Terraform (ADMIN_CIDR=<your IP>/32, DOCKERHUB
 
 eks-push: ## push the lab's own images (services, tracelab) to its ECR repositories
 	@$(call need,aws,install the AWS CLI v2 and configure credentials)
-	@registry=$$($(TF) output -raw ecr_registry); \
-	aws ecr get-login-password --region $$($(TF) output -raw region) | $(DOCKER) login --username AWS --password-stdin $$registry; \
-	for s in $(SERVICES) tracelab; do \
-	  $(DOCKER) tag tracelab/$$s:$(IMAGE_TAG) $$registry/tracelab/$$s:$(IMAGE_TAG) && $(DOCKER) push $$registry/tracelab/$$s:$(IMAGE_TAG); \
-	done
+	@registry=$$($(TF) output -raw ecr_registry); region=$$($(TF) output -raw region); \
+	k8s/images.sh ecr-push "$$registry" "$$region" $(SERVICES) tracelab
 
 # Each service is deployed at the digest ECR holds for its tag, so a pushed
 # change rolls out and an unchanged image does not (k8s/images.sh). With
 # the pull-through cache on (infra/terraform, dockerhub_secret_arn), the
 # Docker Hub images come through ECR too.
-eks-deploy: ## apply the eks overlay, each service at its ECR digest, and wait until ready
+eks-deploy: $(TRACELAB) ## apply the eks overlay, each service at its ECR digest, and wait until ready
 	@$(call need,aws,install the AWS CLI v2 and configure credentials)
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@k8s/gen-secrets.sh
@@ -371,10 +343,6 @@ eks-down: ## delete the lab (its volumes first) and the pull-through cache's rep
 	@$(call need,aws,install the AWS CLI v2 and configure credentials)
 	-kubectl --context $(EKS_CONTEXT) delete namespace tracelab --wait --timeout=10m
 	@prefix=$$($(TF) output -raw ecr_pull_through_prefix 2>/dev/null || true); region=$$($(TF) output -raw region 2>/dev/null || true); \
-	if [ -n "$$prefix" ] && [ -n "$$region" ]; then \
-	  for r in $$(aws ecr describe-repositories --region $$region --query "repositories[?starts_with(repositoryName, '$$prefix/')].repositoryName" --output text); do \
-	    echo "==> deleting the cached repository $$r"; aws ecr delete-repository --region $$region --repository-name $$r --force >/dev/null; \
-	  done; \
-	fi
+	k8s/images.sh ecr-drop-cache "$$region" "$$prefix"
 	$(TF) destroy -input=false $(TF_VARS)
 	-kubectl config delete-context $(EKS_CONTEXT)

@@ -182,7 +182,8 @@ postgres_bindir() {
   printf '%s' "$dir/bin"
 }
 
-# Test-only OS packages (make test's HTML report check), never a run's.
+# Test-only OS packages (Chromium for make test's HTML report check, gcc for
+# go test -race, which needs cgo), never a run's.
 # Unpinned: a distribution replaces its browser at every security update.
 os_package() { # COMMAND PACKAGE
   local cmd=$1 pkg=$2
@@ -410,12 +411,13 @@ EOF
   say "tools ready: $state/tools.env"
 }
 
-# What only `make test` needs: the dashboard linter and a headless browser
-# for the HTML report's check.
+# What only `make test` needs: the dashboard linter, a headless browser
+# for the HTML report's check, and a C compiler for the race detector.
 test_tools() {
   local linter chrome
   linter=$(go_tool dashboard-linter github.com/grafana/dashboard-linter "$DASHBOARD_LINTER_VERSION" github.com/grafana/dashboard-linter)
   chrome=$(os_package chromium chromium)
+  os_package gcc "$RACE_PACKAGES" >/dev/null
   cat >"$state/tools-test.env.tmp" <<EOF
 # Written by infra/local/tools.sh test; do not edit.
 DASHBOARD_LINTER_BIN=$linter
@@ -424,6 +426,10 @@ EOF
   mv "$state/tools-test.env.tmp" "$state/tools-test.env"
   say "test tools ready: $state/tools-test.env"
 }
+
+# go test -race builds with cgo: the compiler, and the C library's headers,
+# which apt's --no-install-recommends leaves out of gcc's install.
+RACE_PACKAGES="gcc libc6-dev"
 
 # The checksum service does not know these modules' pseudo-versions.
 export GONOSUMDB=${GONOSUMDB:+$GONOSUMDB,}github.com/open-telemetry,go.opentelemetry.io,github.com/grafana
@@ -434,7 +440,7 @@ case "${1:-}" in
   bench) bench_tools ;;
   test) test_tools ;;
   # Root's part of make test, for a CI that then runs it unprivileged.
-  test-packages) os_package chromium chromium >/dev/null ;;
+  test-packages) os_package chromium chromium >/dev/null && os_package gcc "$RACE_PACKAGES" >/dev/null ;;
   "") main ;;
   *) die "unknown argument '$1'; usage: tools.sh [test|test-packages|k8s|kind|bench]" ;;
 esac

@@ -25,8 +25,8 @@ func init() {
 func runBenchStack(args []string) int {
 	fs := flag.NewFlagSet("bench-stack", flag.ContinueOnError)
 	name := fs.String("scenario", "nplus1", "scenario whose services and smoke load are used")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, 0, "usage: tracelab bench-stack [--scenario NAME]", os.Stdout); !ok {
+		return code
 	}
 	co, code, err := openCheckout()
 	if err != nil {

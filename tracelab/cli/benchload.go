@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -23,11 +22,13 @@ func init() {
 
 func runBenchLoad(args []string) int {
 	fs := flag.NewFlagSet("bench-load", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	runs := fs.Int("runs", 3, "runs per case")
 	stub := fs.Bool("stub", false, "serve as the stub (internal: the benchmark starts it in a process of its own)")
-	if err := fs.Parse(args); err != nil || *runs < 1 {
-		return fail(exitUsage, "usage: tracelab bench-load [--runs N]")
+	if code, ok := parseFlags(fs, args, 0, "usage: tracelab bench-load [--runs N]", os.Stdout); !ok {
+		return code
+	}
+	if *runs < 1 {
+		return fail(exitUsage, "bench-load: --runs must be 1 or more, got %d", *runs)
 	}
 	if *stub {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,9 +1,13 @@
-// Package cli holds one file per tracelab command; each command parses its
-// own flags and returns the process exit code.
+// Package cli holds one file per tracelab command, thin over pkg/: each
+// declares its flags, parses them with parseFlags, calls pkg/ and returns
+// the process exit code.
 package cli
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -55,4 +59,31 @@ func fail(code int, format string, a ...any) int {
 	msg := strings.TrimRight(fmt.Sprintf(format, a...), "\n")
 	fmt.Fprintf(os.Stderr, "tracelab: %s\n", msg)
 	return code
+}
+
+// parseFlags parses a command's flags the same way for every command. ok is
+// false when the command is to return code at once: --help printed usage on
+// out (exit 0; a one-line usage is followed by the flags' descriptions), or
+// a bad flag, or more than maxArgs arguments left after the flags (any
+// number when maxArgs < 0), was reported in one line that ends with usage's
+// first line (exit 2).
+func parseFlags(fs *flag.FlagSet, args []string, maxArgs int, usage string, out io.Writer) (code int, ok bool) {
+	fs.SetOutput(io.Discard) // errors are reported in one line below
+	short, _, severalLines := strings.Cut(usage, "\n")
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(out, usage)
+		if !severalLines {
+			fs.SetOutput(out)
+			fs.PrintDefaults()
+		}
+		return exitOK, false
+	}
+	if err == nil && maxArgs >= 0 && fs.NArg() > maxArgs {
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(maxArgs))
+	}
+	if err != nil {
+		return fail(exitUsage, "%s: %v; %s", fs.Name(), err, short), false
+	}
+	return exitOK, true
 }

@@ -3,16 +3,12 @@ package cli
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"tracelab/pkg/jaeger"
 	"tracelab/pkg/otlp"
-	"tracelab/pkg/trace"
+	"tracelab/pkg/redact"
 )
 
 func init() {
@@ -36,25 +32,16 @@ var convertOut io.Writer = os.Stdout
 
 func runConvert(args []string) int {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	file := fs.String("file", "", "trace file, or - for stdin")
 	to := fs.String("to", "", "otlp or jaeger")
 	out := fs.String("out", "", "output file (default stdout)")
 	maxTraces := fs.Int("max-traces", 0, "keep the N earliest traces")
-	redact := fs.Bool("redact", false, "drop host names, command lines and local paths")
-	const short = "usage: tracelab convert --file F|- --to otlp|jaeger [--out F] [--max-traces N] [--redact]"
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(convertOut, convertUsage)
-			return exitOK
-		}
-		return fail(exitUsage, "convert: %v; %s", err, short)
-	}
-	if fs.NArg() > 0 {
-		return fail(exitUsage, "convert: unexpected argument %q; %s", fs.Arg(0), short)
+	redactMachine := fs.Bool("redact", false, "drop host names, command lines and local paths")
+	if code, ok := parseFlags(fs, args, 0, convertUsage, convertOut); !ok {
+		return code
 	}
 	if *file == "" {
-		return fail(exitUsage, "convert: --file is required (a trace file, or - for stdin); %s", short)
+		return fail(exitUsage, "convert: --file is required (a trace file, or - for stdin); see tracelab convert --help")
 	}
 	if *to != "otlp" && *to != "jaeger" {
 		return fail(exitUsage, "convert: --to must be otlp or jaeger, got %q", *to)
@@ -75,8 +62,8 @@ func runConvert(args []string) int {
 	if *maxTraces > 0 && len(traces) > *maxTraces {
 		traces = traces[:*maxTraces] // Group orders them by root start
 	}
-	if *redact {
-		redactMachine(traces)
+	if *redactMachine {
+		redact.Machine(traces)
 	}
 
 	w := convertOut
@@ -114,59 +101,6 @@ func openTraceFile(cmd, name string) (io.ReadCloser, int) {
 		return nil, fail(exitUsage, "%s: cannot read %s: %v", cmd, name, unwrapPathError(err))
 	}
 	return f, exitOK
-}
-
-// machineKeys are resource attributes that describe the machine a trace
-// was recorded on rather than the application (OpenTelemetry's host and
-// process semantic conventions).
-var machineKeys = []string{
-	"host.name", "host.id", "host.ip", "host.mac",
-	"process.command", "process.command_line", "process.command_args",
-	"process.executable.path", "process.owner",
-}
-
-// redactMachine drops machineKeys and every attribute whose value holds a
-// local directory (the Java agent records jar paths, Python code paths).
-func redactMachine(traces []*trace.Trace) {
-	var dirs []string
-	for _, d := range []string{os.Getenv("HOME"), os.TempDir()} {
-		if d != "" && d != "/" {
-			dirs = append(dirs, filepath.Clean(d))
-		}
-	}
-	if wd, err := os.Getwd(); err == nil && wd != "/" {
-		dirs = append(dirs, wd)
-	}
-	local := func(v string) bool {
-		for _, d := range dirs {
-			if strings.Contains(v, d) {
-				return true
-			}
-		}
-		return false
-	}
-	clean := func(m map[string]string) map[string]string {
-		out := make(map[string]string, len(m))
-		for k, v := range m {
-			if !local(v) && !slices.Contains(machineKeys, k) {
-				out[k] = v
-			}
-		}
-		return out
-	}
-	// Writers keep one resource per service, so one cleaned copy each.
-	resources := map[string]map[string]string{}
-	for _, t := range traces {
-		for _, s := range t.Spans {
-			s.Attrs = trace.AttrsOf(clean(s.Attrs.Map()))
-			r, ok := resources[s.Service]
-			if !ok {
-				r = clean(s.ResourceAttrs)
-				resources[s.Service] = r
-			}
-			s.ResourceAttrs = r
-		}
-	}
 }
 
 // unwrapPathError drops the "open <path>:" prefix the message already has.

@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	"tracelab/pkg/generate"
@@ -16,11 +17,8 @@ func init() {
 func runGenerate(args []string) int {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	check := fs.Bool("check", false, "write nothing; fail if a generated file is out of date")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		return fail(exitUsage, "usage: tracelab generate [--check]")
+	if code, ok := parseFlags(fs, args, 0, "usage: tracelab generate [--check]", os.Stdout); !ok {
+		return code
 	}
 	co, code, err := openCheckout()
 	if err != nil {

@@ -23,11 +23,8 @@ func runLicences(args []string) int {
 	if len(args) == 0 || args[0] != "check" {
 		return fail(exitUsage, usage)
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() != 0 {
-		return fail(exitUsage, usage)
+	if code, ok := parseFlags(fs, args[1:], 0, usage, os.Stdout); !ok {
+		return code
 	}
 	root, err := lab.Find()
 	if err != nil {

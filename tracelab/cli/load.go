@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,7 +48,7 @@ func (p params) Set(s string) error {
 }
 
 func runLoad(args []string) int {
-	const short = "usage: tracelab load run DEFINITION --target URL [--param NAME=VALUE]... [--out FILE|-]"
+	short, _, _ := strings.Cut(loadUsage, "\n")
 	if len(args) == 0 || args[0] != "run" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			fmt.Fprintln(loadOut, loadUsage)
@@ -58,23 +57,13 @@ func runLoad(args []string) int {
 		return fail(exitUsage, "load: %s", short)
 	}
 	fs := flag.NewFlagSet("load run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	target := fs.String("target", "", "base URL")
 	out := fs.String("out", "", "write the run as JSON")
 	p := params{}
 	fs.Var(p, "param", "NAME=VALUE")
-	file, rest := splitName(args[1:])
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(loadOut, loadUsage)
-			return exitOK
-		}
-		return fail(exitUsage, "load run: %v; %s", err, short)
-	}
-	if file == "" && fs.NArg() == 1 {
-		file = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		return fail(exitUsage, "load run: unexpected argument %q; %s", fs.Arg(0), short)
+	file, code, ok := parseNamed(fs, args[1:], loadUsage, loadOut)
+	if !ok {
+		return code
 	}
 	if file == "" || *target == "" {
 		return fail(exitUsage, "load run: a definition and --target are required; %s", short)

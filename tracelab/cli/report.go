@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"tracelab/pkg/report"
@@ -19,13 +20,16 @@ func runReport(args []string) int {
 	out := fs.String("out", "", "where to write the HTML (default: report.html beside the result)")
 	noVerdict := fs.Bool("no-verdict", false, "leave out the checks and the verdict")
 	blind := fs.Bool("blind", false, "also hide the scenario, the variants and the findings (as tracelab train does)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, 0, "usage: tracelab report --result FILE [--out FILE] [--no-verdict] [--blind]", os.Stdout); !ok {
+		return code
 	}
 	if *resultPath == "" {
 		return fail(exitUsage, "--result is required, e.g. --result .state/results/<run>/result.json")
 	}
 	res, err := result.Read(*resultPath)
+	if err == nil {
+		err = res.ReadTraces()
+	}
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"tracelab/pkg/lab"
+	"tracelab/pkg/load"
 	"tracelab/pkg/runtime"
 )
 
@@ -48,10 +52,53 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// splitName accepts the positional name before or after the flags.
-func splitName(args []string) (string, []string) {
+// parseNamed is parseFlags for a command that takes one name, before or
+// after its flags; name is "" when none was given.
+func parseNamed(fs *flag.FlagSet, args []string, usage string, out io.Writer) (name string, code int, ok bool) {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return args[0], args[1:]
+		name, args = args[0], args[1:]
+		code, ok = parseFlags(fs, args, 0, usage, out)
+		return name, code, ok
 	}
-	return "", args
+	code, ok = parseFlags(fs, args, 1, usage, out)
+	return fs.Arg(0), code, ok
+}
+
+// session is what one run of scenarios needs: the runtime, the load, and a
+// context that Ctrl-C cancels.
+type session struct {
+	rt         runtime.Runtime
+	load       load.Driver
+	ctx        context.Context
+	wasRunning bool // the stack was up before this run
+	end        func()
+}
+
+// startSession opens the runtime and its load driver. Its end stops, whatever
+// happened, the stack this run started (unless keep), and only then the
+// interrupt handling, so a second Ctrl-C cannot cut the teardown short.
+func startSession(co *lab.Checkout, rtName string, keep bool) (*session, error) {
+	rt, err := openRuntime(co, rtName)
+	if err != nil {
+		return nil, err
+	}
+	ses := &session{rt: rt, load: rt.LoadDriver(), wasRunning: rt.Running()}
+	ctx, stop := interruptible()
+	ses.ctx = ctx
+	ses.end = func() {
+		if !ses.wasRunning && !keep {
+			rt.Down(context.Background())
+		}
+		stop()
+	}
+	return ses, nil
+}
+
+// failed is the exit for a run that stopped on err: 130 when Ctrl-C
+// stopped it (the session's end then stops what the run started).
+func (ses *session) failed(err error) int {
+	if errors.Is(err, context.Canceled) {
+		return fail(130, "interrupted; stopping what the run started")
+	}
+	return fail(exitRuntime, "%v", err)
 }

@@ -28,8 +28,8 @@ func runUp(args []string) int {
 	fs := flag.NewFlagSet("up", flag.ContinueOnError)
 	rtName := fs.String("runtime", "", "runtime: local (default), kind or eks")
 	variant := fs.String("variant", "default", "value of the lab.variant resource attribute")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, -1, "usage: tracelab up [--runtime local|kind|eks] [--variant NAME] [SERVICE...]", os.Stdout); !ok {
+		return code
 	}
 	co, code, err := openCheckout()
 	if err != nil {

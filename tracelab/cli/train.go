@@ -2,19 +2,14 @@ package cli
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"tracelab/pkg/report"
-	"tracelab/pkg/result"
 	"tracelab/pkg/run"
 	"tracelab/pkg/scenario"
 	"tracelab/pkg/train"
@@ -24,38 +19,22 @@ func init() {
 	register("train", "a trace-reading round: a random scenario and variant, its report without the answer, your diagnosis graded", runTrain)
 }
 
-// round is what a training round records in its result folder (round.json).
-type round struct {
-	Seed     int64           `json:"seed"`
-	Picked   train.Candidate `json:"picked"`
-	Truth    train.Truth     `json:"truth"`
-	Answer   train.Answer    `json:"answer"`
-	Correct  bool            `json:"correct"`
-	Feedback string          `json:"feedback"`
-	Report   string          `json:"report"`
-	Result   string          `json:"result"`
-}
-
 func runTrain(args []string) int {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	seed := fs.Int64("seed", 0, "pick the round from this seed (default: from the clock); the same seed replays the same round")
 	profile := fs.String("profile", "smoke", "load profile of the run")
 	keep := fs.Bool("keep", false, "leave the stack running after grading")
 	regrade := fs.String("grade", "", "grade new answers for a finished round (its round.json) without running again")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, 0, "usage: tracelab train [--seed N] [--profile smoke|full] [--keep] [--grade ROUND.json]", os.Stdout); !ok {
+		return code
 	}
 	in := bufio.NewReader(os.Stdin)
 	if *regrade != "" {
-		var r round
-		data, err := os.ReadFile(*regrade)
-		if err == nil {
-			err = json.Unmarshal(data, &r)
+		r, err := train.ReadRound(*regrade)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
 		}
-		if err != nil || r.Picked.Scenario == "" {
-			return fail(exitUsage, "%s is not a training round.json", *regrade)
-		}
-		return askAndGrade(in, &r, "")
+		return askAndGrade(in, r, "")
 	}
 	co, code, err := openCheckout()
 	if err != nil {
@@ -69,21 +48,13 @@ func runTrain(args []string) int {
 		}
 		all = append(all, s)
 	}
-	cands := train.Candidates(all)
-	if len(cands) == 0 {
-		return fail(exitUsage, "no scenarios under %s/scenarios", co.Root)
-	}
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()
 	}
-	r := &round{Seed: *seed, Picked: train.Pick(cands, *seed)}
-	var s *scenario.Scenario
-	for _, x := range all {
-		if x.Name == r.Picked.Scenario {
-			s = x
-		}
+	r, s, err := train.NewRound(all, *seed)
+	if err != nil {
+		return fail(exitUsage, "%v under %s/scenarios", err, co.Root)
 	}
-	r.Truth = train.TruthOf(s, r.Picked.Variant)
 
 	ses, err := startSession(co, "", *keep)
 	if err != nil {
@@ -98,10 +69,7 @@ func runTrain(args []string) int {
 	runner := &run.Runner{Lab: co, Runtime: ses.rt, Load: ses.load, Progress: quiet}
 	res, err := runner.Run(ses.ctx, s, run.Options{Profile: *profile, Variants: []string{r.Picked.Variant}})
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return fail(130, "interrupted; stopping what the round started")
-		}
-		return fail(exitRuntime, "%v", err)
+		return ses.failed(err)
 	}
 	r.Result, r.Report = res.ResultFile, res.ReportFile
 	// The round's own folder: the result's folder is named after the scenario.
@@ -115,7 +83,7 @@ func runTrain(args []string) int {
 	}
 
 	fmt.Printf("\nOpen the report (it does not say what it found): %s\n", blind)
-	if id := exampleTrace(res); id != "" {
+	if id := train.ExampleTrace(res.Variants[0]); id != "" {
 		fmt.Printf("Jaeger, while this round waits for your answer: %s/api/traces/%s (the query API; the UI is a placeholder when built from source)\n", ses.rt.JaegerURL(), id)
 	}
 	fmt.Println("Grafana: in the Kubernetes runtimes only (dashboards/); the local runtime has no Grafana.")
@@ -123,38 +91,12 @@ func runTrain(args []string) int {
 	return askAndGrade(in, r, filepath.Join(roundDir, "round.json"))
 }
 
-// exampleTrace is the trace the report's waterfall shows, or any trace.
-func exampleTrace(res *result.Result) string {
-	v := res.Variants[0]
-	for _, f := range v.Analysis.Findings {
-		if id, ok := f.Evidence["example_trace_id"].(string); ok {
-			return id
-		}
-	}
-	traces, err := v.ReadTraces()
-	if err != nil || len(traces) == 0 {
-		return ""
-	}
-	return traces[len(traces)/2].ID
-}
-
-func askAndGrade(in *bufio.Reader, r *round, save string) int {
-	fmt.Println("\nWhich pathology does the trace show?")
-	for i, p := range train.Pathologies {
-		fmt.Printf("  %d) %s\n", i+1, p)
-	}
-	var err error
-	if r.Answer.Pathology, err = ask(in, "pathology> "); err != nil {
+// askAndGrade asks the trainee, prints the grade and the round's answer,
+// and saves the round unless save is "".
+func askAndGrade(in *bufio.Reader, r *train.Round, save string) int {
+	if err := r.Ask(in, os.Stdout); err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	if train.NormalizePathology(r.Answer.Pathology) != train.None {
-		if r.Answer.Service, err = ask(in, "in which service? "); err != nil {
-			return fail(exitUsage, "%v", err)
-		}
-	} else {
-		r.Answer.Service = ""
-	}
-	r.Correct, r.Feedback = train.Grade(r.Truth, r.Answer)
 	verdict := "WRONG"
 	if r.Correct {
 		verdict = "RIGHT"
@@ -163,8 +105,7 @@ func askAndGrade(in *bufio.Reader, r *round, save string) int {
 	fmt.Printf("The round was scenario %s, variant %s. The full report, with tracelab's findings: %s\n", r.Picked.Scenario, r.Picked.Variant, r.Report)
 	fmt.Printf("The guide to reading it: scenarios/%s/README.md\n", r.Picked.Scenario)
 	if save != "" {
-		data, _ := json.MarshalIndent(r, "", "  ")
-		if err := os.WriteFile(save, data, 0o644); err != nil {
+		if err := r.Save(save); err != nil {
 			return fail(exitRuntime, "%v", err)
 		}
 		fmt.Printf("round: %s\n", save)
@@ -173,14 +114,4 @@ func askAndGrade(in *bufio.Reader, r *round, save string) int {
 		return exitFail
 	}
 	return exitOK
-}
-
-func ask(in *bufio.Reader, prompt string) (string, error) {
-	fmt.Print(prompt)
-	line, err := in.ReadString('\n')
-	if err != nil && (err != io.EOF || strings.TrimSpace(line) == "") {
-		return "", errors.New("no answer on standard input")
-	}
-	fmt.Println()
-	return strings.TrimSpace(line), nil
 }

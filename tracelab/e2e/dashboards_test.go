@@ -103,13 +103,12 @@ func checkDashboards(t *testing.T, name string, res result.Result) {
 	}
 	t.Logf("%d PromQL queries returned data", checked)
 
+	if err := res.ReadTraces(); err != nil {
+		t.Fatal(err)
+	}
 	byVariant := map[string][]*trace.Trace{}
 	for _, v := range res.Variants {
-		ts, err := v.ReadTraces()
-		if err != nil {
-			t.Fatal(err)
-		}
-		byVariant[v.Variant] = ts
+		byVariant[v.Variant] = v.Traces
 	}
 	for _, q := range traceql {
 		p, err := dashcheck.ParseTraceQL(q.Text)

@@ -100,8 +100,8 @@ func TestImagesPlatform(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := dryRun(t, c.args...)
-		if !strings.Contains(out, c.want) || !strings.Contains(out, "build --platform $platform") {
-			t.Errorf("make -n %s: want %q and docker build --platform:\n%s", strings.Join(c.args, " "), c.want, out)
+		if !strings.Contains(out, c.want) || !strings.Contains(out, `k8s/images.sh build "$platform"`) {
+			t.Errorf("make -n %s: want %q and k8s/images.sh build for it:\n%s", strings.Join(c.args, " "), c.want, out)
 		}
 	}
 	if out := dryRun(t, "eks-up", "ADMIN_CIDR=203.0.113.7/32"); !strings.Contains(out, "NODES=eks") {
@@ -134,7 +134,9 @@ spec:
 `
 
 // images runs k8s/images.sh with args and the manifests above on stdin,
-// with fake docker and aws commands first on the PATH.
+// with fake docker and aws commands first on the PATH, and tracelab built
+// from this tree (the script reads and rewrites the manifests with it)
+// unless fakes has a fake "tracelab".
 func images(t *testing.T, fakes map[string]string, args ...string) (string, error) {
 	t.Helper()
 	bin := t.TempDir()
@@ -143,8 +145,16 @@ func images(t *testing.T, fakes map[string]string, args ...string) (string, erro
 			t.Fatal(err)
 		}
 	}
+	if _, fake := fakes["tracelab"]; !fake {
+		build := exec.Command("go", "build", "-o", filepath.Join(bin, "tracelab"), ".")
+		build.Dir = filepath.Join(repotest.Root(t), "tracelab")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building tracelab: %v\n%s", err, out)
+		}
+	}
 	cmd := exec.Command(filepath.Join(repotest.Root(t), "k8s", "images.sh"), args...)
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DOCKER=docker", "IMAGE_TAG=dev")
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DOCKER=docker", "IMAGE_TAG=dev",
+		"TRACELAB="+filepath.Join(bin, "tracelab"))
 	cmd.Stdin = strings.NewReader(manifests)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -238,5 +248,96 @@ esac
 	_, err = images(t, map[string]string{"aws": "echo None\n"}, "pin-ecr", reg, "eu-west-1")
 	if err == nil || !strings.Contains(err.Error(), "tracelab/catalog:dev is not in ECR") || !strings.Contains(err.Error(), "make eks-push") {
 		t.Errorf("an image never pushed: err = %v; want it named, and make eks-push", err)
+	}
+}
+
+// build: an image per service tracelab lists, with its framework's
+// Dockerfile, and the load engine's, all for the platform given.
+func TestBuildImagesForThePlatform(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "docker.log")
+	fakes := map[string]string{
+		"tracelab": `[ "$1" = services ] && printf 'catalog spring-boot 8080\npricing spring-boot 8081\n'` + "\n",
+		"docker":   `echo "$*" >>` + log + "\n",
+	}
+	if _, err := images(t, fakes, "build", "linux/arm64"); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(log)
+	builds := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(builds) != 3 {
+		t.Fatalf("%d docker commands; want 3 builds:\n%s", len(builds), data)
+	}
+	for i, want := range []string{"SERVICE=catalog --build-arg PORT=8080", "SERVICE=pricing --build-arg PORT=8081", "-t tracelab/tracelab:dev"} {
+		if !strings.HasPrefix(builds[i], "build --platform linux/arm64 ") || !strings.Contains(builds[i], want) {
+			t.Errorf("docker %s\nwant build --platform linux/arm64 ... %s", builds[i], want)
+		}
+	}
+	if !strings.Contains(builds[0], "/services/images/spring-boot.Dockerfile") || !strings.Contains(builds[0], "OTEL_JAVAAGENT_VERSION=") {
+		t.Errorf("docker %s\nwant the framework's Dockerfile and the agent's version", builds[0])
+	}
+	_, err := images(t, fakes, "build", "$(terraform output)")
+	if err == nil || !strings.Contains(err.Error(), "set PLATFORM=linux/amd64 or linux/arm64") {
+		t.Errorf("an unknown platform: err = %v", err)
+	}
+}
+
+// The Makefile's kind and ECR steps, as images.sh runs them against fake
+// docker, kind and aws commands that log what they are asked.
+func TestKindAndECRSteps(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "calls.log")
+	logs := `echo "$(basename "$0") $*" >>` + log + "\n"
+	fakes := map[string]string{
+		"kind": logs,
+		"aws": logs + `case "$*" in
+  *describe-repositories*) echo "hub/library/postgres hub/curlimages/curl";;
+  *get-login-password*) echo secret;;
+esac
+`,
+		"docker": logs + `case "$1 $2" in
+  "login --username") cat >/dev/null;;
+  "image inspect") case "$3" in --format) echo sha256:0123456789abcdef;; postgres:16.4) exit 0;; *) exit 1;; esac;;
+esac
+`,
+	}
+	calls := func(args ...string) string {
+		t.Helper()
+		os.Remove(log)
+		if _, err := images(t, fakes, args...); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		data, _ := os.ReadFile(log)
+		return string(data)
+	}
+	want := func(got string, lines ...string) {
+		t.Helper()
+		for _, l := range lines {
+			if !strings.Contains(got, l+"\n") {
+				t.Errorf("no %q among the calls:\n%s", l, got)
+			}
+		}
+	}
+	want(calls("kind-load", "tracelab"),
+		"docker tag tracelab/catalog:dev tracelab/catalog:id-0123456789ab",
+		"kind load docker-image --name tracelab tracelab/catalog:id-0123456789ab",
+		"kind load docker-image --name tracelab tracelab/pricing:id-0123456789ab")
+	archive := filepath.Join(t.TempDir(), "state", "kind-images.tar")
+	got := calls("kind-preload", "tracelab", "linux/amd64", archive)
+	want(got, "docker pull --platform linux/amd64 curlimages/curl:8.11.1",
+		"docker save --platform linux/amd64 -o "+archive+" curlimages/curl:8.11.1 docker.io/grafana/tempo:2.8.2 ghcr.io/shopify/toxiproxy:2.5.0 postgres:16.4",
+		"kind load image-archive --name tracelab "+archive)
+	if strings.Contains(got, "pull --platform linux/amd64 postgres:16.4") {
+		t.Errorf("an image docker has was pulled again:\n%s", got)
+	}
+	reg := "123456789012.dkr.ecr.eu-west-1.amazonaws.com"
+	want(calls("ecr-push", reg, "eu-west-1", "catalog", "tracelab"),
+		"docker login --username AWS --password-stdin "+reg,
+		"docker tag tracelab/catalog:dev "+reg+"/tracelab/catalog:dev",
+		"docker push "+reg+"/tracelab/catalog:dev",
+		"docker push "+reg+"/tracelab/tracelab:dev")
+	want(calls("ecr-drop-cache", "eu-west-1", "hub"),
+		"aws ecr delete-repository --region eu-west-1 --repository-name hub/library/postgres --force",
+		"aws ecr delete-repository --region eu-west-1 --repository-name hub/curlimages/curl --force")
+	if got := calls("ecr-drop-cache", "eu-west-1", ""); got != "" {
+		t.Errorf("without a cache prefix (none was made): %s", got)
 	}
 }

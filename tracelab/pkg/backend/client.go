@@ -129,6 +129,19 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string, read func(io.Read
 	}
 }
 
+// ReadAll runs fetch, a Get or a wrapper of it (jaeger's FindInto,
+// tempo's TraceInto), and returns the whole body, for a caller that keeps
+// the text rather than parsing it as it arrives.
+func ReadAll(fetch func(read func(io.Reader) error) error) ([]byte, error) {
+	var body []byte
+	err := fetch(func(r io.Reader) error {
+		var err error
+		body, err = io.ReadAll(r)
+		return err
+	})
+	return body, err
+}
+
 // readBody gives read the body cut at MaxResponseBytes and sorts out why
 // read failed: the cut, the connection, or the content.
 func (c *Client) readBody(body io.Reader, endpoint string, read func(io.Reader) error) error {

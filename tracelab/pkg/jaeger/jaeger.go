@@ -59,13 +59,7 @@ const noTraces = `{"result":{"resourceSpans":[]}}`
 
 // Find is FindTraces with an operation name: GET /api/v3/traces.
 func (c *Client) Find(ctx context.Context, fq Query) ([]byte, error) {
-	var body []byte
-	err := c.FindInto(ctx, fq, func(r io.Reader) error {
-		var err error
-		body, err = io.ReadAll(r)
-		return err
-	})
-	return body, err
+	return backend.ReadAll(func(read func(io.Reader) error) error { return c.FindInto(ctx, fq, read) })
 }
 
 // FindInto is Find handing the answer's body to read as it arrives, so a

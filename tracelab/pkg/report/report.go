@@ -49,7 +49,9 @@ func WriteFile(path string, res *result.Result, opt Options) error {
 	return f.Close()
 }
 
-// Write renders res, reading each variant's traces from its traces file.
+// Write renders res from each variant's Traces, which a run leaves in
+// memory; a result read from disk needs result.Result.ReadTraces first.
+// It parses nothing, so a run's traces are parsed once.
 func Write(w io.Writer, res *result.Result, opt Options) error {
 	if opt.MaxRows == 0 {
 		opt.MaxRows = 120
@@ -62,10 +64,7 @@ func Write(w io.Writer, res *result.Result, opt Options) error {
 	}
 	var durations [][]float64
 	for _, v := range res.Variants {
-		traces, err := v.ReadTraces()
-		if err != nil {
-			return fmt.Errorf("variant %s: %v", v.Variant, err)
-		}
+		traces := v.Traces
 		ds := make([]float64, 0, len(traces))
 		for _, t := range traces {
 			ds = append(ds, float64(t.Duration())/1e6)

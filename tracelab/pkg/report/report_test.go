@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,13 +9,12 @@ import (
 	"tracelab/internal/tracegen"
 	"tracelab/pkg/analyze"
 	"tracelab/pkg/detect"
-	"tracelab/pkg/otlp"
 	"tracelab/pkg/result"
 	"tracelab/pkg/trace"
 )
 
-// labRun analyzes generated nplus1 traces as the runner would, writing the
-// traces file the report reads.
+// labRun analyzes generated nplus1 traces as the runner would, leaving
+// them in memory for the report.
 func labRun(t *testing.T, variant string, batch bool) result.VariantResult {
 	t.Helper()
 	var spans []*trace.Span
@@ -25,17 +22,11 @@ func labRun(t *testing.T, variant string, batch bool) result.VariantResult {
 		spans = append(spans, tracegen.LabTrace(tracegen.LabOptions{Items: 200, CallMs: 12, Batch: batch, Start: time.Unix(1700000000+int64(i)*10, 0), Seed: int64(i)})...)
 	}
 	traces := trace.Group(spans)
-	path := filepath.Join(t.TempDir(), variant+"-traces.json")
-	f, _ := os.Create(path)
-	if err := otlp.Write(f, traces); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	return result.VariantResult{
-		Variant:    variant,
-		Metrics:    map[string]float64{"p50_ms": 1},
-		Analysis:   analyze.Analyze(traces, detect.All()),
-		TracesFile: path,
+		Variant:  variant,
+		Metrics:  map[string]float64{"p50_ms": 1},
+		Analysis: analyze.Analyze(traces, detect.All()),
+		Traces:   traces,
 	}
 }
 

@@ -2,6 +2,10 @@
 // runner measured, the judge's checks and the verdict. The runner writes
 // it; the report, the training rounds and the tests read it back through
 // Read and ReadTraces, so it is decoded in one place.
+//
+// A run hands its traces on in memory (VariantResult.Traces), parsed once
+// from Jaeger's answer; the traces file is for users, and for reading a
+// finished run back (ReadTraces).
 package result
 
 import (
@@ -74,8 +78,11 @@ type VariantResult struct {
 	Analysis analyze.Report `json:"analysis"`
 	// Durations are the traced requests' durations (ms) by request type,
 	// for comparisons; the traces file has them too.
-	Durations  map[string][]float64 `json:"-"`
-	TracesFile string               `json:"traces_file"`
+	Durations map[string][]float64 `json:"-"`
+	// Traces are the traces the variant was analyzed on, as the run
+	// collected them, or as ReadTraces read them back from TracesFile.
+	Traces     []*trace.Trace `json:"-"`
+	TracesFile string         `json:"traces_file"`
 }
 
 // Request is one request of the load, as the client saw it, and its
@@ -163,9 +170,18 @@ func Read(path string) (*Result, error) {
 	return &res, nil
 }
 
-// ReadTraces reads back the traces the variant was analyzed on.
-func (v VariantResult) ReadTraces() ([]*trace.Trace, error) {
-	return otlp.ReadFile(v.TracesFile)
+// ReadTraces reads back, into each variant's Traces, the traces it was
+// analyzed on, for a result Read from disk (a run's are still in memory).
+func (r *Result) ReadTraces() error {
+	for i := range r.Variants {
+		v := &r.Variants[i]
+		traces, err := otlp.ReadFile(v.TracesFile)
+		if err != nil {
+			return fmt.Errorf("variant %s: %v", v.Variant, err)
+		}
+		v.Traces = traces
+	}
+	return nil
 }
 
 // FindingIDs are the detectors that found something, each once, sorted.

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -49,6 +50,8 @@ type Runner struct {
 	// Load runs the load: in this process, or in the cluster on kind and EKS.
 	Load     load.Driver
 	Progress func(format string, a ...any)
+	// parse reads Jaeger's answer; nil is otlp.Parse. A test counts its calls.
+	parse func(io.Reader) ([]*trace.Trace, error)
 }
 
 // Run executes every selected variant and judges the expectations. An
@@ -193,7 +196,10 @@ func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile, var
 	if err != nil {
 		return err
 	}
-	// The analyzed traces, as OTLP JSON, for `tracelab analyze --file`.
+	// Detection, the judge, the report and the training page take these
+	// traces in memory; the file, OTLP JSON, is for `tracelab analyze
+	// --file` and for reading the run back.
+	vr.Traces = traces
 	vr.TracesFile = filepath.Join(dir, variant+"-traces.json")
 	f, err := os.Create(vr.TracesFile)
 	if err != nil {
@@ -366,43 +372,72 @@ func (r *Runner) progressFor(variant string) func(string, ...any) {
 	return func(format string, a ...any) { r.Progress("["+variant+"] "+format, a...) }
 }
 
-// collectTraces polls Jaeger until it holds a trace for every request of
-// the run and the span count has stopped growing: spans of one trace
-// arrive from several services, each with its own export delay.
+// tracesEvery is how often collectTraces asks Jaeger for the run's traces;
+// a variable so that a test's run waits milliseconds.
+var tracesEvery = time.Second
+
+// collectTraces waits until Jaeger's answer for the run has stopped
+// growing, spans of one trace arriving from several services each with its
+// own export delay, and holds a trace for every request of the run.
+//
+// Until the answer is stable it compares only its size in bytes: the same
+// spans make the same number of bytes, while parsing builds every trace of
+// a full profile's answer, every second. A stable answer is parsed once;
+// it is parsed again only if it lacked traces and then changed, so a run
+// whose traces all arrived parses them once.
 func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep scenario.Entrypoint, from, to time.Time, want int) ([]*trace.Trace, error) {
+	parse := r.parse
+	if parse == nil {
+		parse = otlp.Parse
+	}
 	const limit = 2 * time.Minute
 	deadline := time.Now().Add(limit)
-	lastSpans, stable := -1, 0
+	lastSize, stable := -1, 0
+	var traces []*trace.Trace
+	parsedSize := -1 // the size of the answer traces were parsed from
+	read := func(raw []byte) error {
+		all, err := parse(bytes.NewReader(raw))
+		if err != nil {
+			return fmt.Errorf("Jaeger returned traces tracelab cannot read: %v", err)
+		}
+		traces, parsedSize = rootedAt(all, ep), len(raw)
+		return nil
+	}
 	for {
 		raw, err := jc.FindTraces(ctx, ep.Service, from, to.Add(time.Second), want+100)
 		if err != nil {
 			return nil, err
 		}
-		traces, err := otlp.Parse(bytes.NewReader(raw))
-		if err != nil {
-			return nil, fmt.Errorf("Jaeger returned traces tracelab cannot read: %v", err)
-		}
-		traces = rootedAt(traces, ep)
-		spans := 0
-		for _, t := range traces {
-			spans += len(t.Spans)
-		}
-		if len(traces) >= want && spans == lastSpans {
+		if len(raw) == lastSize {
 			stable++
 		} else {
 			stable = 0
 		}
-		if stable >= 2 {
-			return traces, nil
+		lastSize = len(raw)
+		if stable >= 2 && len(raw) != parsedSize {
+			if err := read(raw); err != nil {
+				return nil, err
+			}
+			if len(traces) >= want {
+				return traces, nil
+			}
 		}
-		lastSpans = spans
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("after %s Jaeger holds %d of the run's %d traces (%d spans); is the collector exporting? see .state/logs/otelcol.log", limit, len(traces), want, spans)
+			if len(raw) != parsedSize {
+				if err := read(raw); err != nil {
+					return nil, err
+				}
+			}
+			spans := 0
+			for _, t := range traces {
+				spans += len(t.Spans)
+			}
+			return nil, fmt.Errorf("after %s Jaeger holds %d of the run's %d traces (%d spans in them); is the collector exporting? see .state/logs/otelcol.log", limit, len(traces), want, spans)
 		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(tracesEvery):
 		}
 	}
 }

@@ -35,6 +35,15 @@ func TestVariantLoadOverridesTheProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got := s.Selected("both", "full"); len(got) != 5 || got[0] != "baseline-uniform" {
+		t.Errorf("--variant both with the full profile runs %v; want the profile's five", got)
+	}
+	if got := s.Selected("all", "smoke"); len(got) != len(s.Variants) || got[0] != "baseline" || got[1] != "fixed" {
+		t.Errorf("--variant all runs %v; want every variant, baseline and fixed first", got)
+	}
+	if got := s.Selected("fixed", "full"); strings.Join(got, ",") != "fixed" {
+		t.Errorf("--variant fixed runs %v", got)
+	}
 	if got := nplus1.DefaultVariants("full"); strings.Join(got, ",") != "baseline,fixed" {
 		t.Errorf("a profile without a list runs %v", got)
 	}

@@ -396,6 +396,19 @@ func (s *Scenario) DefaultVariants(profile string) []string {
 	return []string{"baseline", "fixed"}
 }
 
+// Selected is what `--variant choice` runs with a profile: "both" is
+// DefaultVariants, "all" every variant (VariantNames), anything else the one
+// variant it names.
+func (s *Scenario) Selected(choice, profile string) []string {
+	switch choice {
+	case "both":
+		return s.DefaultVariants(profile)
+	case "all":
+		return s.VariantNames()
+	}
+	return []string{choice}
+}
+
 // LoadEnvFor is the load parameters of a variant in a profile: the
 // profile's, with the variant's load overrides on top.
 func (s *Scenario) LoadEnvFor(profile, variant string) map[string]string {

@@ -76,13 +76,7 @@ func (c *Client) Search(ctx context.Context, traceQL string, from, to time.Time,
 // Trace returns one trace's OTLP JSON ({"batches":[…]}), which
 // otlp.ParseReader reads.
 func (c *Client) Trace(ctx context.Context, traceID string) ([]byte, error) {
-	var body []byte
-	err := c.TraceInto(ctx, traceID, func(r io.Reader) error {
-		var err error
-		body, err = io.ReadAll(r)
-		return err
-	})
-	return body, err
+	return backend.ReadAll(func(read func(io.Reader) error) error { return c.TraceInto(ctx, traceID, read) })
 }
 
 // TraceInto is Trace handing the answer's body to read as it arrives (see

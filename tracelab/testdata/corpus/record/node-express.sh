@@ -187,7 +187,7 @@ window='
   | .resourceSpans |= map(select(.scopeSpans | length > 0))'
 
 # The machine's attributes dropped as `tracelab convert --redact` drops
-# them (its machineKeys, and every value that names the home, temporary or
+# them (pkg/redact's machineKeys, and every value that names the home, temporary or
 # scratch dir), then the MAX_TRACES traces whose roots start first.
 redact_trim='
   ["host.name", "host.id", "host.ip", "host.mac", "process.command", "process.command_line",
