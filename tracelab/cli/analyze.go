@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"tracelab/pkg/analyze"
@@ -22,9 +19,7 @@ func init() {
 	register("analyze", "analyze OTLP JSON traces from a file, Jaeger or Tempo", runAnalyze)
 }
 
-const analyzeUsage = `usage: tracelab analyze --file F|- [LIMITS] [--format text|json|sarif] [--sarif-map FILE]
-       tracelab analyze --jaeger URL --service S [--operation O] [WINDOW] [FETCH] [LIMITS] [--format text|json|sarif] [--sarif-map FILE]
-       tracelab analyze --tempo URL --query TRACEQL [WINDOW] [FETCH] [LIMITS] [--format text|json|sarif] [--sarif-map FILE]
+const analyzeUsage = `usage: tracelab analyze --file F|- | --jaeger URL --service S [--operation O] | --tempo URL --query TRACEQL [WINDOW] [FETCH] [LIMITS] [--format text|json|sarif] [--sarif-map FILE]
 
 Exactly one source: a file (- for stdin); Jaeger's api/v3 find-traces
 (traces with a span of service S, and of operation O if given); or Tempo's
@@ -60,8 +55,6 @@ the repository (its directory by default; --sarif-map FILE maps services to
 paths, service: path per line) and at its logical location (service,
 request, operation), level error from half the critical path on.`
 
-const analyzeShortUsage = "usage: tracelab analyze --file F|- | --jaeger URL --service S [--operation O] | --tempo URL --query TRACEQL [--since D | --start T --end T] [--limit N] [--timeout D] [--max-response-bytes B] [--format text|json|sarif]"
-
 // analyzeOut is where the report goes; tests replace it.
 var analyzeOut io.Writer = os.Stdout
 
@@ -70,21 +63,13 @@ var analyzeNow = time.Now
 
 func runAnalyze(args []string) int {
 	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are reported in one line below
 	format := fs.String("format", "text", "output format: text, json or sarif")
 	sarifMap := fs.String("sarif-map", "", "SARIF: YAML/JSON file mapping each service to its path in the repository")
 	for _, n := range source.Names() {
 		fs.String(n, "", "see analyzeUsage")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(analyzeOut, analyzeUsage)
-			return exitOK
-		}
-		return fail(exitUsage, "analyze: %v; %s", err, analyzeShortUsage)
-	}
-	if fs.NArg() > 0 {
-		return fail(exitUsage, "analyze: unexpected argument %q; %s", fs.Arg(0), analyzeShortUsage)
+	if code, ok := parseFlags(fs, args, 0, analyzeUsage, analyzeOut); !ok {
+		return code
 	}
 	params := map[string]string{}
 	fs.Visit(func(f *flag.Flag) { params[f.Name] = f.Value.String() })
@@ -136,36 +121,4 @@ func runAnalyze(args []string) int {
 		return fail(exitRuntime, "analyze: writing the report: %v", err)
 	}
 	return exitOK
-}
-
-// batchGCPercent is the GC target of analyze, unless GOGC says otherwise.
-// analyze builds its traces and keeps them to the end: nearly everything
-// it allocates stays live, so each collection rescans a heap that only
-// grows. Collecting at 4x rather than 2x the live heap saved an eighth of
-// the CPU on 150k spans (with peak RSS unchanged, since the last cycles
-// run on an almost final heap) and a fifth at 1M spans, for 9% more RSS.
-const batchGCPercent = 300
-
-// batchGC sets the GC target of a batch run unless the user chose one
-// with GOGC, and returns what restores the previous one (tests run
-// analyze in process).
-func batchGC(lookupEnv func(string) (string, bool)) (restore func()) {
-	if _, set := lookupEnv("GOGC"); set {
-		return func() {}
-	}
-	prev := debug.SetGCPercent(batchGCPercent)
-	return func() { debug.SetGCPercent(prev) }
-}
-
-// fetchFailure reports a failed Source.Fetch with its exit code: 130 when
-// the user interrupted it, 3 when the environment failed (trying later may
-// mend it), 2 for everything the user has to change.
-func fetchFailure(ctx context.Context, what string, err error) int {
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return fail(130, "%s: interrupted", what)
-	}
-	if source.Environment(err) {
-		return fail(exitRuntime, "%s: %v", what, err)
-	}
-	return fail(exitUsage, "%s: %v", what, err)
 }

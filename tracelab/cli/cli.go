@@ -4,14 +4,18 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
+
+	"tracelab/pkg/source"
 )
 
 // Exit codes shared by every command.
@@ -86,4 +90,37 @@ func parseFlags(fs *flag.FlagSet, args []string, maxArgs int, usage string, out 
 		return fail(exitUsage, "%s: %v; %s", fs.Name(), err, short), false
 	}
 	return exitOK, true
+}
+
+// batchGCPercent is the GC target of analyze, unless GOGC says otherwise.
+// An input read whole (a backend's answer, stdin) stays live to the end,
+// so each collection rescans a heap that only grows: collecting at 4x
+// rather than 2x the live heap saved an eighth of the CPU on 150k spans. A
+// file read trace by trace keeps little live, so the target costs little
+// memory: at a million spans, 80 MiB peak against 46 MiB at 2x, for 11%
+// less CPU.
+const batchGCPercent = 300
+
+// batchGC sets the GC target of a batch run unless the user chose one
+// with GOGC, and returns what restores the previous one (tests run
+// analyze in process).
+func batchGC(lookupEnv func(string) (string, bool)) (restore func()) {
+	if _, set := lookupEnv("GOGC"); set {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(batchGCPercent)
+	return func() { debug.SetGCPercent(prev) }
+}
+
+// fetchFailure reports a failed Source.Fetch with its exit code: 130 when
+// the user interrupted it, 3 when the environment failed (trying later may
+// mend it), 2 for everything the user has to change.
+func fetchFailure(ctx context.Context, what string, err error) int {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return fail(130, "%s: interrupted", what)
+	}
+	if source.Environment(err) {
+		return fail(exitRuntime, "%s: %v", what, err)
+	}
+	return fail(exitUsage, "%s: %v", what, err)
 }

@@ -55,32 +55,22 @@ Exit codes: 0 nothing got worse; 1 it did; 2 bad input (as analyze's, and
 the refusals above); 3 the backend is not answering (as analyze's); 130
 interrupted.`
 
-const compareShortUsage = "usage: tracelab compare --baseline SRC --candidate SRC [--format text|json|sarif] [--sarif-map FILE] [--max-p95-regression P%] [--fail-on new|none]"
-
 // compareOut is where the comparison goes; tests replace it.
 var compareOut io.Writer = os.Stdout
 
 func runCompare(args []string) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	baseline := fs.String("baseline", "", "the baseline: a trace file, jaeger:URL?service=S or tempo:URL?query=Q")
 	candidate := fs.String("candidate", "", "the candidate: a trace file, jaeger:URL?service=S or tempo:URL?query=Q")
 	format := fs.String("format", "text", "output format: text, json or sarif")
 	sarifMap := fs.String("sarif-map", "", "SARIF: YAML/JSON file mapping each service to its path in the repository")
 	maxReg := fs.String("max-p95-regression", fmt.Sprintf("%g%%", 100*compare.DefaultMaxP95Regression), "allowed p95 regression beyond noise")
 	failOn := fs.String("fail-on", "new", "new or none")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(compareOut, compareUsage)
-			return exitOK
-		}
-		return fail(exitUsage, "compare: %v; %s", err, compareShortUsage)
-	}
-	if fs.NArg() > 0 {
-		return fail(exitUsage, "compare: unexpected argument %q; %s", fs.Arg(0), compareShortUsage)
+	if code, ok := parseFlags(fs, args, 0, compareUsage, compareOut); !ok {
+		return code
 	}
 	if *baseline == "" || *candidate == "" {
-		return fail(exitUsage, "compare: --baseline and --candidate are both required (trace files, jaeger:URL?service=S or tempo:URL?query=Q); %s", compareShortUsage)
+		return fail(exitUsage, "compare: --baseline and --candidate are both required (trace files, jaeger:URL?service=S or tempo:URL?query=Q); see tracelab compare --help")
 	}
 	if *baseline == "-" && *candidate == "-" {
 		return fail(exitUsage, "compare: --baseline and --candidate cannot both be - (stdin); give one of them as a file")

@@ -1,8 +1,10 @@
 package trace
 
 import (
+	"cmp"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -121,7 +123,7 @@ func New(id string, spans []*Span) *Trace {
 		byID[s.SpanID] = s
 		t.Spans = append(t.Spans, s)
 	}
-	sort.Slice(t.Spans, func(i, j int) bool { return spanLess(t.Spans[i], t.Spans[j]) })
+	slices.SortFunc(t.Spans, spanCompare)
 	for i, s := range t.Spans {
 		s.idx = int32(i)
 	}
@@ -129,16 +131,16 @@ func New(id string, spans []*Span) *Trace {
 	return t
 }
 
-// spanLess orders spans by start, then end, then id: a total order, so
+// spanCompare orders spans by start, then end, then id: a total order, so
 // every derived list is deterministic.
-func spanLess(a, b *Span) bool {
-	if a.Start != b.Start {
-		return a.Start < b.Start
+func spanCompare(a, b *Span) int {
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
 	}
-	if a.End != b.End {
-		return a.End < b.End
+	if c := cmp.Compare(a.End, b.End); c != 0 {
+		return c
 	}
-	return a.SpanID < b.SpanID
+	return strings.Compare(a.SpanID, b.SpanID)
 }
 
 // link resolves parents, children and roots. Spans whose parent is missing
@@ -207,7 +209,7 @@ func (t *Trace) link(byID map[string]*Span) {
 		t.roots = append(t.roots, s)
 		walk(s)
 	}
-	sort.Slice(t.roots, func(i, j int) bool { return spanLess(t.roots[i], t.roots[j]) })
+	slices.SortFunc(t.roots, spanCompare)
 	if len(t.roots) > 0 {
 		t.Root = t.roots[0]
 	}
