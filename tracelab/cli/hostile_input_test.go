@@ -13,20 +13,8 @@ import (
 // per level (30 levels: out of memory) and deeper files overflowed the
 // stack, both fatal to the process.
 func TestHostileInputExits2(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	span := func(value string) string {
-		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"02","name":"GET","kind":2,"attributes":[{"key":"v","value":` + value + `}]}]}]}]}`
-	}
-	nested := func(levels int) string {
-		return span(strings.Repeat(`{"arrayValue":{"values":[`, levels) + `{"stringValue":"x"}` + strings.Repeat(`]}}`, levels))
-	}
+	write := tempWriter(t)
+	span, nested := attributeSpan, nestedSpan
 	files := map[string]struct{ path, flag string }{
 		"1000 levels":    {write("deep.json", nested(1000)), "--max-attr-depth"},
 		"100000 levels":  {write("deeper.json", nested(100_000)), "--max-attr-depth"},
@@ -53,4 +41,27 @@ func TestHostileInputExits2(t *testing.T) {
 	if code, _, errOut := runAnalyzeCaptured(t, "--file", write("thirty.json", nested(30)), "--format", "json"); code != exitOK {
 		t.Errorf("30 levels: exit %d, %s", code, errOut)
 	}
+}
+
+// tempWriter returns a function that writes a file in a fresh temporary
+// directory and returns its path.
+func tempWriter(t *testing.T) func(name, content string) string {
+	dir := t.TempDir()
+	return func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+}
+
+// attributeSpan is a one-span document whose attribute v has value.
+func attributeSpan(value string) string {
+	return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"02","name":"GET","kind":2,"attributes":[{"key":"v","value":` + value + `}]}]}]}]}`
+}
+
+// nestedSpan is attributeSpan with a value nested levels deep.
+func nestedSpan(levels int) string {
+	return attributeSpan(strings.Repeat(`{"arrayValue":{"values":[`, levels) + `{"stringValue":"x"}` + strings.Repeat(`]}}`, levels))
 }

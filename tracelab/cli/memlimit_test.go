@@ -88,20 +88,8 @@ const limitMiB = 200
 // line, or a report. 28 levels of nesting took 2.1 GiB before the parser
 // rendered nested values once.
 func TestHostileInputUnderAMemoryLimit(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	span := func(value string) string {
-		return `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"02","name":"GET","kind":2,"attributes":[{"key":"v","value":` + value + `}]}]}]}]}`
-	}
-	nested := func(levels int) string {
-		return span(strings.Repeat(`{"kvlistValue":{"values":[{"key":"k","value":`, levels) + `{"stringValue":"x"}` + strings.Repeat(`}]}}`, levels))
-	}
+	write := tempWriter(t)
+	span, nested := attributeSpan, nestedSpan
 	jaeger := httptest.NewServer(endless(`{"result":{"resourceSpans":[`))
 	defer jaeger.Close()
 	for _, c := range []struct {
