@@ -12,16 +12,15 @@ import (
 )
 
 // StreamFile reads the OTLP JSON file at path and hands its traces to a
-// sink in batches, each trace as soon as its last span has been read (the
-// sink runs on a goroutine of its own, one batch at a time), so
-// that a caller that is done with a trace when the sink returns holds only
-// the traces still open, not the file. newSink makes the sink; it is
-// called once, or twice when the file turns out not to be readable in one
-// pass (below).
+// sink in batches, each trace as soon as its last span has been read, so
+// that a caller done with a trace when the sink returns holds only the
+// traces still open, not the file. The sink runs on a goroutine of its
+// own, one batch at a time. newSink makes it; it is called once, or twice
+// when the file turns out not to be readable in one pass (below).
 //
 // Knowing when a trace is complete takes a first pass: a scan for the
-// "traceId" keys, without parsing, counts each trace's spans (a tenth of
-// the parse's CPU on a million spans). A trace whose count is never
+// "traceId" keys, without parsing, counts each trace's spans (about a
+// tenth of the parse's CPU on a million spans). A trace whose count is never
 // reached, because the scan also counted a link's traceId or a span the
 // parser drops, is handed over at the end, with the rest, in Group's
 // order. Only a key or id the scan cannot see (written with \u escapes)
