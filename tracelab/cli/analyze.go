@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -107,16 +106,9 @@ func runAnalyze(args []string) int {
 		fmt.Fprintf(os.Stderr, "tracelab: analyzed %d traces (%d spans) from %s in %.1fs\n", report.Traces, report.Spans, src, d.Seconds())
 	}
 
-	switch *format {
-	case "json":
-		enc := json.NewEncoder(analyzeOut)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(report)
-	case "sarif":
-		err = sarif.Write(analyzeOut, report, sarif.IDs(detectors), sarifPaths)
-	default:
-		err = analyze.WriteText(analyzeOut, report)
-	}
+	err = writeAs(analyzeOut, *format, report,
+		func(w io.Writer) error { return sarif.Write(w, report, sarif.IDs(detectors), sarifPaths) },
+		func(w io.Writer) error { return analyze.WriteText(w, report) })
 	if err != nil {
 		return fail(exitRuntime, "analyze: writing the report: %v", err)
 	}

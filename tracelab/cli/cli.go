@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -123,4 +124,18 @@ func fetchFailure(ctx context.Context, what string, err error) int {
 		return fail(exitRuntime, "%s: %v", what, err)
 	}
 	return fail(exitUsage, "%s: %v", what, err)
+}
+
+// writeAs writes v as --format asks of analyze and compare: indented JSON,
+// SARIF through toSARIF, or text through toText.
+func writeAs(out io.Writer, format string, v any, toSARIF, toText func(io.Writer) error) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case "sarif":
+		return toSARIF(out)
+	}
+	return toText(out)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -112,16 +111,11 @@ func runCompare(args []string) int {
 	res := compare.Compare(inputs[0], inputs[1],
 		compare.Options{MaxP95Regression: maxRegression, FailOnNew: *failOn == "new"})
 
-	switch *format {
-	case "json":
-		enc := json.NewEncoder(compareOut)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(res)
-	case "sarif":
-		err = sarif.WriteComparison(compareOut, res, sarif.IDs(detectors), maxRegression, sarifPaths)
-	default:
-		err = compare.WriteText(compareOut, res)
-	}
+	err = writeAs(compareOut, *format, res,
+		func(w io.Writer) error {
+			return sarif.WriteComparison(w, res, sarif.IDs(detectors), maxRegression, sarifPaths)
+		},
+		func(w io.Writer) error { return compare.WriteText(w, res) })
 	if err != nil {
 		return fail(exitRuntime, "compare: writing the comparison: %v", err)
 	}
