@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
+	"sync"
 	"testing"
 
 	"tracelab/internal/tracegen"
@@ -20,54 +20,49 @@ import (
 	"tracelab/pkg/trace"
 )
 
-// TestMain lets a test run tracelab as a process of its own under an OS
-// memory limit: the test binary, started again with limitedEnv set, is that
-// process (see underMemoryLimit).
-func TestMain(m *testing.M) {
-	if spec := os.Getenv(limitedEnv); spec != "" {
-		os.Exit(runLimited(spec))
+// tracelabBinary builds tracelab once for the tests that run it as a
+// process of its own. It is built without the race detector even when the
+// tests run under it: ThreadSanitizer maps memory of its own, which no
+// memory limit meant for tracelab leaves room for.
+var tracelabBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "tracelab-cli-test")
+	if err != nil {
+		return "", err
 	}
-	os.Exit(m.Run())
-}
-
-const limitedEnv = "TRACELAB_TEST_UNDER_LIMIT"
+	bin := filepath.Join(dir, "tracelab")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = ".." // the module's root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v: %s", err, out)
+	}
+	return bin, nil
+})
 
 // outOfMemory is how Go ends a process past the limit; the wording
 // depends on where the allocation failed.
 var outOfMemory = regexp.MustCompile(`^fatal error: (runtime: )?(out of memory|cannot allocate memory)`)
 
-type limitedRun struct {
-	MiB  uint64
-	Args []string
-}
-
-func runLimited(spec string) int {
-	var r limitedRun
-	if err := json.Unmarshal([]byte(spec), &r); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 99
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bin, err := tracelabBinary(); err == nil {
+		os.RemoveAll(filepath.Dir(bin))
 	}
-	lim := &syscall.Rlimit{Cur: r.MiB << 20, Max: r.MiB << 20}
-	if err := syscall.Setrlimit(syscall.RLIMIT_DATA, lim); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 99
-	}
-	return Main(r.Args)
+	os.Exit(code)
 }
 
 // underMemoryLimit runs `tracelab args...` as a process whose memory may not
-// pass mib MiB. The limit is RLIMIT_DATA, which counts the memory a
-// process maps for use (Go's heap, thread stacks), not RLIMIT_AS: Go
-// reserves a large address space unmapped at start, which RLIMIT_AS
-// refuses. A process past the limit dies with Go's "out of memory".
+// pass mib MiB. The limit is RLIMIT_DATA (set by util-linux's prlimit),
+// which counts the memory a process maps for use (Go's heap, thread
+// stacks), not RLIMIT_AS: Go reserves a large address space unmapped at
+// start, which RLIMIT_AS refuses. A process past the limit dies with Go's
+// "out of memory".
 func underMemoryLimit(t *testing.T, mib uint64, stdin io.Reader, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	spec, err := json.Marshal(limitedRun{mib, args})
+	bin, err := tracelabBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), limitedEnv+"="+string(spec))
+	cmd := exec.Command("prlimit", append([]string{fmt.Sprintf("--data=%d", mib<<20), bin}, args...)...)
 	cmd.Stdin = stdin
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
