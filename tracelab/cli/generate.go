@@ -50,8 +50,8 @@ func runGenerate(args []string) int {
 }
 
 func runServices(args []string) int {
-	if len(args) > 0 {
-		return fail(exitUsage, "usage: tracelab services")
+	if code, ok := parseFlags(flag.NewFlagSet("services", flag.ContinueOnError), args, 0, "usage: tracelab services", os.Stdout); !ok {
+		return code
 	}
 	co, code, err := openCheckout()
 	if err != nil {

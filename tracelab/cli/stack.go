@@ -54,6 +54,9 @@ func runUp(args []string) int {
 }
 
 func runDown(args []string) int {
+	if code, ok := parseFlags(flag.NewFlagSet("down", flag.ContinueOnError), args, 0, "usage: tracelab down", os.Stdout); !ok {
+		return code
+	}
 	co, code, err := openCheckout()
 	if err != nil {
 		return fail(code, "%v", err)
@@ -72,6 +75,9 @@ func runDown(args []string) int {
 }
 
 func runStatus(args []string) int {
+	if code, ok := parseFlags(flag.NewFlagSet("status", flag.ContinueOnError), args, 0, "usage: tracelab status", os.Stdout); !ok {
+		return code
+	}
 	co, code, err := openCheckout()
 	if err != nil {
 		return fail(code, "%v", err)
@@ -90,16 +96,20 @@ func runStatus(args []string) int {
 
 // runLogs follows the per-process log files the local runtime writes.
 func runLogs(args []string) int {
+	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
+	if code, ok := parseFlags(fs, args, 1, "usage: tracelab logs [PROCESS]", os.Stdout); !ok {
+		return code
+	}
 	co, code, err := openCheckout()
 	if err != nil {
 		return fail(code, "%v", err)
 	}
 	dir := filepath.Join(co.State, "logs")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	if len(args) > 0 {
-		files = []string{filepath.Join(dir, args[0]+".log")}
+	if name := fs.Arg(0); name != "" {
+		files = []string{filepath.Join(dir, name+".log")}
 		if _, err := os.Stat(files[0]); err != nil {
-			return fail(exitUsage, "no log for %q in .state/logs", args[0])
+			return fail(exitUsage, "no log for %q in .state/logs", name)
 		}
 	}
 	if len(files) == 0 {

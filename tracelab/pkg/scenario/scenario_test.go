@@ -148,3 +148,14 @@ func TestJudgedOn(t *testing.T) {
 		t.Error("JudgedOn changed the scenario it was given")
 	}
 }
+
+// The figures of the request join (the root span's time, and the time
+// outside any span) are metrics a ratio may name, as the README lists them.
+func TestJoinedMetricsMayBeJudged(t *testing.T) {
+	for _, m := range []string{"server_p50_ms", "server_p95_ms", "server_mean_ms", "outside_p50_ms", "outside_p95_ms", "outside_mean_ms"} {
+		doc := strings.Replace(nplus1YAML(t), "metric: p50_ms", "metric: "+m, 1)
+		if _, err := Parse([]byte(doc)); err != nil {
+			t.Errorf("%s refused: %v", m, err)
+		}
+	}
+}
