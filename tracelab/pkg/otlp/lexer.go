@@ -225,6 +225,11 @@ func (l *lexer) stringBytes() ([]byte, error) {
 				i++
 			}
 		}
+		// The string's last byte in the buffer may be the one past the
+		// limit: that comes before whatever the next read finds.
+		if i-start > l.maxToken {
+			return nil, l.tokenTooLong(start)
+		}
 		keep := start
 		if !l.more(keep) {
 			l.pos = l.end
