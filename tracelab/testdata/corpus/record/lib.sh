@@ -154,9 +154,9 @@ probe() {
   curl -sf -o /dev/null "http://127.0.0.1:$1/$2" || die "GET /$2 failed; log: $work/logs/$case-$3.log"
 }
 
-# load OUT PARAM=VALUE...: one run of the script's load.yaml by tracelab's
-# load engine, the open-source driver every case is measured with; the
-# warm-up and the measured run share one log per case.
+# load OUT PARAM=VALUE...: every case is driven by the same engine (tracelab
+# load run, since the lab dropped k6) from the script's load.yaml; the warm-up
+# and the measured run share one log per case, so a failure shows both.
 load() {
   local out=$1 p args=()
   shift
@@ -197,10 +197,11 @@ window='
 # case holds, whatever way its spans were collected.
 cut_window() { jq -c --argjson t0 "$t0" --argjson t1 "$t1" "$window" "$@"; }
 
-# keep_window SPANS MAX_TRACES: the spans as plain OTLP JSON without the
-# machine, cut to the measured run and to the MAX_TRACES earliest traces
-# (empty: the window as jq wrote it) in $out/traces.json. convert runs from
-# $work so that --redact also drops every value that names it.
+# keep_window SPANS MAX_TRACES: a committed case is plain OTLP JSON that
+# names no machine, holds the measured run only and stays small enough to
+# commit: $out/traces.json keeps the MAX_TRACES earliest traces of the window
+# (empty: the window as jq wrote it). convert runs from $work so that
+# --redact also drops every value that names it.
 keep_window() {
   (cd "$work" && "$tracelab" convert --file "$1" --to otlp --redact --out "$raw-all.json") ||
     die "tracelab convert failed on $1"
@@ -229,7 +230,7 @@ numbers() {
     .summary | [.requests, (.throughput_rps*10|round/10), (.p50_ms|ms), (.p95_ms|ms), .error_rate] | @tsv' "$1"
 }
 
-# trace_count FILE: a case is judged per trace, so traces are what gets counted.
+# trace_count FILE: one trace per request is what every case is checked against.
 trace_count() { jq '[.resourceSpans[].scopeSpans[].spans[].traceId] | unique | length' "$1"; }
 
 # The warm-up's numbers show whether the measured run started on a warm service.
@@ -238,7 +239,7 @@ say_warmup() {
   say "$case: warm-up (not recorded): $reqs requests, $rate req/s, p50 ${p50} ms, p95 ${p95} ms, failed $failed"
 }
 
-# row FIELD...: one line of summary.tsv, which `column` prints at the end.
+# row FIELD...: summary.tsv is tab-separated so that `column` can align it at the end.
 row() { local IFS=$'\t'; printf '%s\n' "$*" >>"$work/summary.tsv"; }
 
 # summarise LIMIT_KIB OVER_TEXT [WINDOW]: what the load measured beside what
