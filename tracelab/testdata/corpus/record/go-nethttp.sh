@@ -35,7 +35,7 @@
 # What every recording script does alike (the scratch dir, process tracking,
 # PostgreSQL, the load, the window, the summary) is in lib.sh.
 set -euo pipefail
-# shellcheck source=lib.sh
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # The load: VUS closed-loop clients back to back, a warm-up of WARMUP (not

@@ -32,7 +32,7 @@
 # What every recording script does alike (the scratch dir, process tracking,
 # PostgreSQL, the load, the window, the summary) is in lib.sh.
 set -euo pipefail
-# shellcheck source=lib.sh
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 JAEGER_VERSION=v1.76.0

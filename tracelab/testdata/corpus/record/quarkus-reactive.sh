@@ -30,7 +30,7 @@
 # What every recording script does alike (the scratch dir, process tracking,
 # the JDK and the agent, the load, the window, the summary) is in lib.sh.
 set -euo pipefail
-# shellcheck source=lib.sh
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 QUARKUS_VERSION=3.31.4

@@ -34,7 +34,7 @@
 # What every recording script does alike (the scratch dir, process tracking,
 # the JDK and the agent, the load, the window, the summary) is in lib.sh.
 set -euo pipefail
-# shellcheck source=lib.sh
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Spring Boot itself is pinned in spring-webflux/pom.xml (parent 4.0.7).
