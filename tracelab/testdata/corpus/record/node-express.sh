@@ -33,7 +33,12 @@
 #   PG_PORT, SHOP_PORT, PRICING_PORT, COLLECTOR_PORT   default 18620-18623
 #   CASES              which cases to record (default: all four)
 #   VUS, WARMUP_ITERATIONS, ITERATIONS, MAX_TRACES   the load (defaults below)
+#
+# What every recording script does alike (the scratch dir, process tracking,
+# PostgreSQL, the load, the window, the summary) is in lib.sh.
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # The load: 4 closed-loop clients, WARMUP_ITERATIONS requests not recorded,
 # then ITERATIONS measured; the first MAX_TRACES of those go into the case
@@ -43,62 +48,18 @@ WARMUP_ITERATIONS=${WARMUP_ITERATIONS:-40}
 ITERATIONS=${ITERATIONS:-40}
 MAX_TRACES=${MAX_TRACES:-20}
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-src=$here/node-express
-corpus=$(dirname "$here")
-tracelab_src=$(cd "$corpus/../.." && pwd)
-cache=${TRACELAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tracelab}
-work=${NODE_CORPUS_WORK:-$cache/corpus-node-express}
-pg_bin=${PG_BIN_DIR:-$cache/postgres/16.4.0/linux-amd64/bin}
 pg_port=${PG_PORT:-18620}
 shop_port=${SHOP_PORT:-18621}
 pricing_port=${PRICING_PORT:-18622}
 collector_port=${COLLECTOR_PORT:-18623}
-cases=${CASES:-node-express-orm-nplus1 node-express-orm-joined node-express-http-nplus1 node-express-http-batched}
+target=http://127.0.0.1:$shop_port
 
-say() { printf '==> %s\n' "$*" >&2; }
-die() { printf 'node-express.sh: %s\n' "$*" >&2; exit 1; }
-
-work=$(realpath -m "$work")
-case $work in "$tracelab_src"/*|"$(dirname "$tracelab_src")"/*) die "NODE_CORPUS_WORK=$work is inside the repository; pick a scratch dir outside it" ;; esac
-mkdir -p "$work/bin" "$work/logs" "$work/raw"
-
-# Every process this script starts is in pids; the trap stops them all
-# (SIGTERM: the services flush their spans, PostgreSQL shuts down), then
-# removes the temporary PostgreSQL dir.
-pids=()
-pgtmp=
-stop_all() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  pids=()
-}
-cleanup() {
-  stop_all
-  [ -z "$pgtmp" ] || rm -rf "$pgtmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-run() { # LOG CMD...: a build step, its output in LOG, the tail shown on failure
-  local log=$1; shift
-  if ! "$@" >"$log" 2>&1; then
-    tail -n 20 "$log" >&2
-    die "failed: $*; full log: $log"
-  fi
-}
-
-for c in node npm curl jq go; do
-  command -v "$c" >/dev/null || die "$c is required"
-done
-[ -x "$pg_bin/postgres" ] && [ -x "$pg_bin/initdb" ] || die "no PostgreSQL server binaries in $pg_bin (PG_BIN_DIR)"
+use_work NODE_CORPUS_WORK corpus-node-express raw
+need node npm curl jq go
+pg_need
 
 # --- tracelab and the application --------------------------------------------
-say "building tracelab from $tracelab_src"
-(cd "$tracelab_src" && run "$work/logs/tracelab-build.log" nice -n 19 go build -o "$work/bin/tracelab" .)
-tracelab=$work/bin/tracelab
-
+build_tracelab
 app=$work/app
 mkdir -p "$app"
 cp "$src"/package.json "$src"/package-lock.json "$src"/*.js "$src"/db.sql "$app/"
@@ -112,83 +73,31 @@ if ! cat "$src/package.json" "$src/package-lock.json" | cmp -s - "$app/.installe
   cat "$src/package.json" "$src/package-lock.json" >"$app/.installed"
 fi
 
-# --- PostgreSQL ----------------------------------------------------------------
+# --- PostgreSQL: the database shop, seeded by seed.js from db.sql -------------
 pgtmp=$(mktemp -d "${TMPDIR:-/tmp}/tracelab-corpus-node-pg.XXXXXX")
-as_pg=()
-if [ "$(id -u)" = 0 ]; then
-  account=postgres
-  id "$account" >/dev/null 2>&1 || account=nobody
-  as_pg=(setpriv --reuid="$account" --regid="$(id -g "$account")" --init-groups)
-  cp -a "$(dirname "$pg_bin")" "$pgtmp/dist" && chmod -R a+rX "$pgtmp/dist"
-  chmod 755 "$pgtmp"
-  pg_bin=$pgtmp/dist/bin
-fi
-mkdir -p "$pgtmp/data" "$pgtmp/run"
-[ ${#as_pg[@]} = 0 ] || chown "$account:" "$pgtmp/data" "$pgtmp/run"
 say "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port (data in $pgtmp)"
-run "$work/logs/initdb.log" "${as_pg[@]}" "$pg_bin/initdb" -D "$pgtmp/data" -U corpus --auth=trust -E UTF8 --locale=C
-echo "CREATE DATABASE shop" | "${as_pg[@]}" "$pg_bin/postgres" --single -D "$pgtmp/data" postgres >"$work/logs/createdb.log" 2>&1 ||
-  die "CREATE DATABASE failed; log: $work/logs/createdb.log"
-"${as_pg[@]}" "$pg_bin/postgres" -D "$pgtmp/data" -c listen_addresses=127.0.0.1 -p "$pg_port" \
-  -c unix_socket_directories="$pgtmp/run" -c max_connections=50 -c synchronous_commit=off \
-  >"$work/logs/postgres.log" 2>&1 &
-pids+=($!); pg_pid=$!
+pg_start corpus shop -c max_connections=50 -c synchronous_commit=off
 export DATABASE_URL="postgres://corpus@127.0.0.1:$pg_port/shop"
-for i in $(seq 60); do
-  (cd "$app" && node seed.js) >"$work/logs/seed.log" 2>&1 && break
-  kill -0 "$pg_pid" 2>/dev/null || die "PostgreSQL exited; log: $work/logs/postgres.log"
-  [ "$i" = 60 ] && die "could not seed the database in 30 s; log: $work/logs/seed.log"
-  sleep 0.5
-done
+pg_wait "seed the database" "$work/logs/seed.log" env -C "$app" node seed.js
 say "$(cat "$work/logs/seed.log")"
 
 # --- one case ------------------------------------------------------------------
-svc_pids=()
-start() { # NAME SCRIPT [ENV=VALUE...]: a node process in the background, logging to logs/CASE-NAME.log
-  local name=$1 script=$2; shift 2
-  (cd "$app" && exec env "$@" nice -n 10 node $script) >"$work/logs/$case-$name.log" 2>&1 &
-  pids+=($!); svc_pids+=($!)
-}
-wait_ready() { # URL NAME
-  local i
-  for i in $(seq 60); do
-    curl -sf -o /dev/null "$1" && return 0
-    sleep 0.5
-  done
-  die "$2 did not answer on $1 within 30 s; log: $work/logs/$case-$2.log"
-}
-stop_svcs() { # SIGTERM the services (they flush on it), then the receiver
-  local p
-  for p in "${svc_pids[@]:1}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${svc_pids[@]:1}"; do wait "$p" 2>/dev/null || true; done
-  kill "${svc_pids[0]}" 2>/dev/null || true; wait "${svc_pids[0]}" 2>/dev/null || true
-  local keep=() q
-  for q in "${pids[@]}"; do [[ " ${svc_pids[*]} " == *" $q "* ]] || keep+=("$q"); done
-  pids=("${keep[@]}"); svc_pids=()
+# start NAME NODE_ARGS [ENV=VALUE...]: a node process in the app dir, under
+# nice 10, logging to logs/CASE-NAME.log.
+start() {
+  local name=$1 node_args=$2
+  shift 2
+  # shellcheck disable=SC2086 # NODE_ARGS is node's arguments, split on purpose
+  spawn "$name" env -C "$app" "$@" nice -n 10 node $node_args
 }
 
-load() { # ENDPOINT ITERATIONS OUT
-  "$tracelab" load run "$src/load.yaml" --target "http://127.0.0.1:$shop_port" \
-    --param ENDPOINT="$1" --param VUS="$VUS" --param ITERATIONS="$2" --out "$3" >>"$work/logs/$case-load.log" 2>&1 ||
-    die "the load failed; log: $work/logs/$case-load.log"
-}
-
-# The traces whose root started inside the measured run, every span of them.
-# A request's root is shop's server span, whose parent is the load's
-# traceparent, which no span in the file has.
-window='
-  ([.resourceSpans[].scopeSpans[].spans[].spanId | {key: ., value: true}] | from_entries) as $ids
-  | ([.resourceSpans[].scopeSpans[].spans[]
-    | select(($ids[.parentSpanId // ""] | not)
-             and (.startTimeUnixNano | tonumber) >= $t0
-             and (.startTimeUnixNano | tonumber) <= $t1)
-    | {key: .traceId, value: true}] | from_entries) as $keep
-  | .resourceSpans |= map(.scopeSpans |= map(.spans |= map(select($keep[.traceId])) | select(.spans | length > 0)))
-  | .resourceSpans |= map(select(.scopeSpans | length > 0))'
+# load_case OUT ITERATIONS: VUS clients on the case's endpoint.
+load_case() { load "$1" ENDPOINT="$endpoint" VUS="$VUS" ITERATIONS="$2"; }
 
 # The machine's attributes dropped as `tracelab convert --redact` drops
 # them (pkg/redact's machineKeys, and every value that names the home, temporary or
 # scratch dir), then the MAX_TRACES traces whose roots start first.
+# shellcheck disable=SC2016 # jq's variables, not the shell's
 redact_trim='
   ["host.name", "host.id", "host.ip", "host.mac", "process.command", "process.command_line",
    "process.command_args", "process.executable.path", "process.owner"] as $machine
@@ -204,72 +113,50 @@ redact_trim='
       | .scopeSpans |= map(.spans |= map(select($keep[.traceId]) | .attributes |= clean) | select(.spans | length > 0)))
   | .resourceSpans |= map(select(.scopeSpans | length > 0))'
 
-record() { # CASE ENDPOINT
-  case=$1; local endpoint=$2 out=$corpus/$1 raw=$work/raw/$1
-  : >"$work/logs/$case-load.log"; rm -f "$raw".*
+record() { # ENDPOINT
+  local endpoint=$1 collector_pid pricing_pid shop_pid
+  raw=$work/raw/$case
+  rm -f "$raw"-*
   say "$case: starting the OTLP receiver, pricing and shop"
-  start collector collector.js PORT="$collector_port" OUT="$raw.otlp.jsonl"
-  wait_ready "http://127.0.0.1:$collector_port/health" collector
+  start collector collector.js PORT="$collector_port" OUT="$raw-otlp.jsonl"
+  collector_pid=$!
+  wait_ready "$collector_port" /health collector "$collector_pid" 30
   local otel=(OTLP_TRACES_URL="http://127.0.0.1:$collector_port/v1/traces" OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none PG_ENHANCED=1)
   start pricing "--require ./tracing.js pricing.js" "${otel[@]}" OTEL_SERVICE_NAME=pricing PORT="$pricing_port"
+  pricing_pid=$!
   start shop "--require ./tracing.js shop.js" "${otel[@]}" OTEL_SERVICE_NAME=shop PORT="$shop_port" \
     PRICING_URL="http://127.0.0.1:$pricing_port" DATABASE_URL="$DATABASE_URL"
-  wait_ready "http://127.0.0.1:$pricing_port/health" pricing
-  wait_ready "http://127.0.0.1:$shop_port/health" shop
-  curl -sf "http://127.0.0.1:$shop_port/$endpoint" >"$raw.sample.json" || die "GET /$endpoint failed; log: $work/logs/$case-shop.log"
-  say "$case: GET /$endpoint answers $(cat "$raw.sample.json")"
-  say "$case: warm-up, $WARMUP_ITERATIONS requests by $VUS clients (not recorded)"
-  load "$endpoint" "$WARMUP_ITERATIONS" "$raw.warmup.json"
-  sleep 1
-  say "$case: measured run, $ITERATIONS requests by $VUS clients on /$endpoint"
-  local t0 t1; t0=$(date +%s%N)
-  load "$endpoint" "$ITERATIONS" "$raw.load.json"
-  t1=$(date +%s%N)
-  sleep 1
+  shop_pid=$!
+  wait_ready "$pricing_port" /health pricing "$pricing_pid" 30
+  wait_ready "$shop_port" /health shop "$shop_pid" 30
+  curl -sf "http://127.0.0.1:$shop_port/$endpoint" >"$raw-sample.json" || die "GET /$endpoint failed; log: $work/logs/$case-shop.log"
+  say "$case: GET /$endpoint answers $(cat "$raw-sample.json")"
+  measure "$WARMUP_ITERATIONS" "$WARMUP_ITERATIONS requests by $VUS clients" \
+    "$ITERATIONS" "$ITERATIONS requests by $VUS clients on /$endpoint"
   say "$case: stopping the services (the SDK exports its last spans on SIGTERM)"
-  stop_svcs
+  stop "$shop_pid" "$pricing_pid"
+  stop "$collector_pid"
 
-  [ -s "$raw.otlp.jsonl" ] || die "no spans received ($raw.otlp.jsonl)"
+  [ -s "$raw-otlp.jsonl" ] || die "no spans received ($raw-otlp.jsonl)"
   # The receiver's lines merged into one document, the window cut out, the
   # machine redacted and the first MAX_TRACES traces kept, all in jq: the
   # case keeps the SDK's own OTLP JSON (intValue numbers, arrayValue lists:
   # db.postgresql.values is one), which `tracelab convert` would rewrite as
   # strings.
-  jq -c -s '{resourceSpans: [.[].resourceSpans[]]}' "$raw.otlp.jsonl" |
-    jq -c --argjson t0 "$t0" --argjson t1 "$t1" "$window" >"$raw.window.json"
+  jq -c -s '{resourceSpans: [.[].resourceSpans[]]}' "$raw-otlp.jsonl" | cut_window >"$raw-window.json"
   mkdir -p "$out"
   jq -c --argjson n "$MAX_TRACES" --arg home "$HOME" --arg tmp "${TMPDIR:-/tmp}" --arg work "$work" "$redact_trim" \
-    "$raw.window.json" >"$out/traces.json"
-  if grep -qE "$work|$pgtmp|$HOME|/home/" "$out/traces.json"; then die "$out/traces.json still names a local path"; fi
+    "$raw-window.json" >"$out/traces.json"
+  check_paths
   # Nothing left that `tracelab convert --redact` would drop.
   (cd "$work" && cmp -s <("$tracelab" convert --file "$out/traces.json" --to otlp) <("$tracelab" convert --file "$out/traces.json" --to otlp --redact)) ||
     die "$out/traces.json holds something tracelab convert --redact drops"
-
-  local reqs rate p50 p95 failed wtraces traces spans size
-  numbers() { jq -r '.summary | [.requests, (.throughput_rps*10|round/10), (.p50_ms|round), (.p95_ms|round), .error_rate] | @tsv' "$1"; }
-  read -r reqs rate p50 p95 failed < <(numbers "$raw.warmup.json")
-  say "$case: warm-up (not recorded): $reqs requests, $rate req/s, p50 ${p50} ms, p95 ${p95} ms, failed $failed"
-  read -r reqs rate p50 p95 failed < <(numbers "$raw.load.json")
-  wtraces=$(jq '[.resourceSpans[].scopeSpans[].spans[].traceId] | unique | length' "$raw.window.json")
-  traces=$(jq '[.resourceSpans[].scopeSpans[].spans[].traceId] | unique | length' "$out/traces.json")
-  spans=$(jq '[.resourceSpans[].scopeSpans[].spans[]] | length' "$out/traces.json")
-  size=$(stat -c %s "$out/traces.json")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$case" "$reqs" "$rate" "$p50" "$p95" "$failed" "$wtraces" "$traces" "$spans" "$size" >>"$work/summary.tsv"
-  say "$case: measured: $reqs requests, $rate req/s, p50 ${p50} ms, p95 ${p95} ms, failed $failed; $wtraces traces in the window, $traces kept, $spans spans, $((size / 1024)) KiB"
-  [ "$wtraces" = "$reqs" ] || say "$case: WARNING: $reqs requests but $wtraces traces in the window"
-  [ "$size" -le $((2200 * 1024)) ] || say "$case: WARNING: traces.json is over 2 MB; lower MAX_TRACES"
+  say_warmup
+  summarise 2200 "2 MB; lower MAX_TRACES" "$raw-window.json"
 }
 
-printf 'case\trequests\treq/s\tp50_ms\tp95_ms\tfailed\twindow_traces\tkept\tspans\tbytes\n' >"$work/summary.tsv"
-for c in $cases; do
-  case $c in
-    node-express-orm-nplus1) record "$c" orders/nplus1 ;;
-    node-express-orm-joined) record "$c" orders/joined ;;
-    node-express-http-nplus1) record "$c" cart/nplus1 ;;
-    node-express-http-batched) record "$c" cart/batched ;;
-    *) die "unknown case $c (CASES)" ;;
-  esac
-done
-say "done; summary:"
-column -t -s $'\t' "$work/summary.tsv" >&2
-say "traces written under $corpus; raw logs under $work/logs"
+record_all 'case\trequests\treq/s\tp50_ms\tp95_ms\tfailed\twindow_traces\tkept\tspans\tbytes' "
+  node-express-orm-nplus1    orders/nplus1
+  node-express-orm-joined    orders/joined
+  node-express-http-nplus1   cart/nplus1
+  node-express-http-batched  cart/batched"
