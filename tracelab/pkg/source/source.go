@@ -177,21 +177,13 @@ func regularFile(path string) bool {
 	return path != "-" && err == nil && st.Mode().IsRegular()
 }
 
-// checkFile says in one line why a file source cannot be read.
-func (s *Source) checkFile() error {
-	if st, err := os.Stat(s.Path); err != nil {
-		return fmt.Errorf("cannot read %s: %v", s.Path, unwrapPathError(err))
-	} else if st.IsDir() {
-		return fmt.Errorf("%s is a directory; pass an OTLP JSON file", s.Path)
-	}
-	return nil
-}
-
 func (s *Source) readFile(parse func(io.Reader) ([]*trace.Trace, error)) ([]*trace.Trace, error) {
 	var in io.Reader = os.Stdin
 	if s.Path != "-" {
-		if err := s.checkFile(); err != nil {
-			return nil, err
+		if st, err := os.Stat(s.Path); err != nil {
+			return nil, fmt.Errorf("cannot read %s: %v", s.Path, unwrapPathError(err))
+		} else if st.IsDir() {
+			return nil, fmt.Errorf("%s is a directory; pass an OTLP JSON file", s.Path)
 		}
 		f, err := os.Open(s.Path)
 		if err != nil {
