@@ -135,7 +135,7 @@ test-java: tools
 
 test-e2e: tools tools-test build
 	@echo "==> end-to-end: the smoke profile of every scenario on the local runtime"
-	cd tracelab && TRACELAB_BIN=$(TRACELAB) go test -tags e2e -count=1 -timeout 40m -v ./e2e
+	cd tracelab && TRACELAB_BIN=$(TRACELAB) e2e/run.sh $(STATE)/logs/test-e2e.log -tags e2e -count=1 -timeout 40m ./e2e
 
 bench: tools build bench-throughput bench-noisy bench-first-run ## benchmarks: tracelab vs perf-sentinel (wall, CPU, memory), analyzer spans/s, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), smoke verdicts beside a CPU hog, a newcomer's first run
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x -benchmem

@@ -53,4 +53,4 @@ make_vars=$("$here/images.sh")
 
 stage "TestKind: make kind-up, make RUNTIME=kind scenario-nplus1 and scenario-eventloop (smoke), make kind-down"
 (cd tracelab && TRACELAB_BIN="$root/.state/bin/tracelab" TRACELAB_KIND_NODE_IMAGE=$node TRACELAB_KIND_MAKE_VARS=$make_vars \
-  go test -tags e2e,kind -run '^TestKind$' -count=1 -timeout 60m -v ./e2e)
+  e2e/run.sh "$root/.state/logs/test-kind.log" -tags e2e,kind -run '^TestKind$' -count=1 -timeout 60m ./e2e)

@@ -22,7 +22,7 @@ Sends the requests of a load definition (loadtests/*.yaml; README, "Load
 definitions") to URL, each with a fresh sampled W3C traceparent, on the
 open model (RATE, DURATION, SHAPE...) or the closed one (VUS with
 ITERATIONS or DURATION), and prints a summary. Progress goes to stderr
-every 10 s.
+every 10 s; with --out - it goes to stdout, before the run.
 
   --param NAME=VALUE  a model parameter (RATE, VUS, ...) or one of the
                       definition's params; repeat for several
@@ -30,8 +30,12 @@ every 10 s.
                       with its trace id) as JSON; - writes it to stdout
                       between marker lines, as a Kubernetes Job does`
 
-// loadOut is where the summary goes; tests replace it.
-var loadOut io.Writer = os.Stdout
+// loadOut is where the summary goes, loadLog the progress; tests replace
+// them.
+var (
+	loadOut io.Writer = os.Stdout
+	loadLog io.Writer = os.Stderr
+)
 
 // params collects repeated --param NAME=VALUE flags.
 type params map[string]string
@@ -77,7 +81,15 @@ func runLoad(args []string) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	progress := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
+	log := loadLog
+	if *out == "-" {
+		// A Job's log is the container's two streams merged by the runtime,
+		// which splits a line over 16 KiB (the run's JSON) into pieces: a
+		// line of the other stream, copied late, can land between them and
+		// break the JSON. One stream keeps the order it was written in.
+		log = loadOut
+	}
+	progress := func(format string, a ...any) { fmt.Fprintf(log, format+"\n", a...) }
 	run, err := def.Run(ctx, load.Options{Target: *target, Params: p, Progress: progress})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -91,14 +103,12 @@ func runLoad(args []string) int {
 	if s.LateSends > 0 {
 		summary += fmt.Sprintf(", %.2f%% of sends over %g ms late", 100*s.LateSends, load.LateSendMs)
 	}
+	fmt.Fprintln(loadOut, summary)
 	switch *out {
-	case "":
-		fmt.Fprintln(loadOut, summary)
 	case "-":
-		fmt.Fprintln(os.Stderr, summary)
 		err = load.WriteMarked(loadOut, run)
+	case "":
 	default:
-		fmt.Fprintln(loadOut, summary)
 		var data []byte
 		if data, err = json.Marshal(run); err == nil {
 			err = os.WriteFile(*out, data, 0o644)

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"tracelab/pkg/load"
@@ -14,9 +15,9 @@ import (
 func TestLoadRunWritesTheMarkedRun(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
-	var out bytes.Buffer
-	loadOut = &out
-	defer func() { loadOut = os.Stdout }()
+	var out, log bytes.Buffer
+	loadOut, loadLog = &out, &log
+	defer func() { loadOut, loadLog = os.Stdout, os.Stderr }()
 	def := filepath.Join("..", "..", "loadtests", "nplus1.yaml")
 	if code := runLoad([]string{"run", def, "--target", srv.URL, "--param", "ITERATIONS=5", "--out", "-"}); code != exitOK {
 		t.Fatalf("exit %d", code)
@@ -24,6 +25,13 @@ func TestLoadRunWritesTheMarkedRun(t *testing.T) {
 	run, err := load.ReadMarked(out.String())
 	if err != nil || run.Summary.Requests != 5 || len(run.Records) != 5 || run.Records[0].TraceID == "" {
 		t.Fatalf("run %+v, %v; want 5 records with trace ids", run, err)
+	}
+	// In a Job's log the two streams interleave: everything is on one.
+	if log.Len() > 0 {
+		t.Errorf("with --out -, %q went to stderr", log.String())
+	}
+	if !strings.HasPrefix(out.String(), run.Model+": 5 requests") {
+		t.Errorf("stdout does not begin with the summary: %.80q", out.String())
 	}
 }
 

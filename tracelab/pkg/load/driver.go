@@ -50,10 +50,11 @@ func WriteMarked(w io.Writer, run *Run) error {
 	return err
 }
 
-// ReadMarked finds the run WriteMarked wrote in log. A container's log
-// interleaves its standard output with its standard error line by line, in
-// the order the runtime read them, so a progress line can land between the
-// markers: the run is the JSON object line among them.
+// ReadMarked finds the run WriteMarked wrote in log: the JSON object line
+// between the markers. A container's log merges its standard output and
+// error in the order the runtime copied them, so a line of standard error
+// can land between the markers; `load run --out -` writes only to standard
+// output, since such a line can also land inside the JSON.
 func ReadMarked(log string) (*Run, error) {
 	i := strings.Index(log, runBegin+"\n")
 	if i < 0 {
