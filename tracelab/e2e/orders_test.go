@@ -84,13 +84,12 @@ func TestChattyDBSmoke(t *testing.T) {
 		probes[p.Variant] = p
 	}
 	get, post := probes["get"], probes["baseline"]
-	// The contrast must never flip: the POST never on-CPU, and the GET
-	// keeping orders busier. Whether the GET reaches on-CPU (80%) is
-	// logged, not required: an idle machine's full run measured it at 72%
-	// (scenarios/chatty-db/README.md, "The generator is not the whole
-	// story").
-	if post.Bound == "on-CPU" || get.CPU["orders"].Cores <= post.CPU["orders"].Cores {
-		t.Errorf("flat out: GET %s (%+v), POST %s (%+v); want the POST not on-CPU and the GET keeping orders busier", get.Bound, get.CPU["orders"], post.Bound, post.CPU["orders"])
+	// The contrast must never flip: the POST never on-CPU, the GET never
+	// off-CPU, and the GET keeping orders busier. "contended" is allowed to
+	// the GET: on a busy machine other programs take the CPU it would
+	// have used, which says nothing about the GET.
+	if post.Bound == "on-CPU" || get.Bound == "off-CPU" || get.CPU["orders"].Cores <= post.CPU["orders"].Cores {
+		t.Errorf("flat out: GET %s (%+v), POST %s (%+v); want the POST not on-CPU, the GET not off-CPU and keeping orders busier", get.Bound, get.CPU["orders"], post.Bound, post.CPU["orders"])
 	}
 	t.Logf("flat out: GET %s (%+v), POST %s (%+v)", get.Bound, get.CPU["orders"], post.Bound, post.CPU["orders"])
 	if get.ThroughputRPS < 2*post.ThroughputRPS {
