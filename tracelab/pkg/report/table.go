@@ -28,17 +28,23 @@ func WriteTable(w io.Writer, res *result.Result) {
 	if len(res.Capacity) > 0 {
 		fmt.Fprintln(w, "\ncapacity (closed model, flat out):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "variant\trequests\treq/s\tmean\tCPU ms/req\tCPU\tothers on its CPUs\tload generator\tbound")
+		fmt.Fprintln(tw, "variant\trequests\treq/s\tmean\tCPU ms/req\tCPU\tothers on its CPUs\tload generator\tJIT settled after\tJIT while measured\tbound")
 		for _, p := range res.Capacity {
-			others, gen := "-", "-"
+			others, gen, settle, jit := "-", "-", "-", "-"
 			if u, ok := p.CPU[res.Entrypoint]; ok && u.OthersCores > 0 {
 				others = fmt.Sprintf("%.0f%%", 100*u.OthersCores)
 			}
 			if p.GeneratorCores > 0 {
 				gen = fmt.Sprintf("%.0f%%", 100*p.GeneratorCores)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Variant, p.Requests, p.ThroughputRPS, analyze.FormatMs(p.MeanMs),
-				cpuMs(p.Metrics, "capacity_cpu_ms_per_request"), cores(p.Metrics, "capacity_cpu_cores"), others, gen, orDash(p.Bound))
+			if p.SettleS > 0 {
+				settle = fmt.Sprintf("%.0f s", p.SettleS)
+			}
+			if p.JITCores != nil {
+				jit = fmt.Sprintf("%.0f%%", 100**p.JITCores)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Variant, p.Requests, p.ThroughputRPS, analyze.FormatMs(p.MeanMs),
+				cpuMs(p.Metrics, "capacity_cpu_ms_per_request"), cores(p.Metrics, "capacity_cpu_cores"), others, gen, settle, jit, orDash(p.Bound))
 		}
 		tw.Flush()
 	}

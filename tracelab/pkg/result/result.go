@@ -130,6 +130,12 @@ type Capacity struct {
 	Bound         string            `json:"bound,omitempty"`
 	// GeneratorCores: as in VariantResult.
 	GeneratorCores float64 `json:"generator_cores,omitempty"`
+	// SettleS is how long the probe ran flat out, before it measured,
+	// waiting for the entrypoint's JIT to settle; JITCores is the share
+	// of a CPU its JIT compiler used while it measured (nil where the
+	// runtime cannot read it).
+	SettleS  float64  `json:"settle_s,omitempty"`
+	JITCores *float64 `json:"jit_cores,omitempty"`
 	// Metrics and Samples are merged into the variant's own when it also
 	// runs, as capacity_rps and capacity_cpu_ms_per_request.
 	Metrics map[string]float64          `json:"metrics"`

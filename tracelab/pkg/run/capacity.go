@@ -10,16 +10,17 @@ import (
 	"time"
 
 	"tracelab/pkg/bootstrap"
-	"tracelab/pkg/jaeger"
 	"tracelab/pkg/load"
 	"tracelab/pkg/result"
+	"tracelab/pkg/runtime"
 	"tracelab/pkg/scenario"
 )
 
 // capacity probes each of c.Variants flat out: brings it up, warms it up,
-// and runs the closed-model probe, c.Env's VUS sending requests back to
-// back for DURATION, while its CPU is sampled and its traces kept for the
-// served rate's sub-windows.
+// waits for its JIT to settle (the profile's Settle), and runs the closed-model probe,
+// c.Env's VUS sending requests back to back for DURATION, while its CPU is
+// sampled; the load engine's answer times give the served rate's
+// sub-windows.
 //
 // The variant that runs first is probed last, so it runs on the JVM its
 // probe warmed, with no restart in between: a JVM just restarted and
@@ -64,23 +65,22 @@ func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile stri
 	if err != nil {
 		return nil, err
 	}
-	loadEnv := s.LoadEnvFor(profile, variant)
 	loadLog := filepath.Join(dir, "capacity-"+variant+"-load.log")
-	if _, err := r.warmUp(ctx, s, s.Load.Profiles[profile], loadEnv, tag, base, loadLog); err != nil {
+	if _, err := r.warmUp(ctx, s, s.Load.Profiles[profile], s.LoadEnvFor(profile, variant), tag, base, loadLog); err != nil {
 		return nil, err
 	}
-	env := map[string]string{}
-	for k, v := range loadEnv {
-		if k != "RATE" {
-			env[k] = v
-		}
+	env := flatOutEnv(s, profile, variant)
+	entry := s.Entrypoint.Service
+	settled, err := r.settle(ctx, s, s.Load.Profiles[profile].SettleFor(), env, tag, base, loadLog)
+	if err != nil {
+		return nil, err
 	}
-	maps.Copy(env, c.Env)
 	r.Progress("[%s] flat out: %s virtual users for %s", tag, env["VUS"], env["DURATION"])
-	stopCPU := r.sampleCPU(ctx, s.Services, settings[s.Entrypoint.Service])
+	jit, jitOK := r.jitSeconds(ctx, entry)
+	stopCPU := r.sampleCPU(ctx, s.Services, settings[entry])
 	from := time.Now()
 	run, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: env, Progress: r.progressFor(tag), LogFile: loadLog})
-	to := time.Now()
+	window := time.Since(from).Seconds()
 	samples := stopCPU()
 	if err != nil {
 		return nil, err
@@ -89,30 +89,106 @@ func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile stri
 	if sum.Failed > 0 || sum.ThroughputRPS <= 0 {
 		return nil, fmt.Errorf("the probe served %.1f req/s with %.0f%% failed (first: %s)", sum.ThroughputRPS, 100*sum.Failed, firstError(run.Records))
 	}
-	if err := r.Runtime.Reconnect(ctx); err != nil {
-		return nil, err
+	p := &result.Capacity{Variant: variant, Requests: sum.Requests, ThroughputRPS: sum.ThroughputRPS, MeanMs: sum.MeanMs,
+		SettleS: math.Round(settled.Seconds()), Metrics: map[string]float64{"capacity_rps": sum.ThroughputRPS}, Samples: map[string]bootstrap.Sample{}}
+	if now, ok := r.jitSeconds(ctx, entry); ok && jitOK {
+		cores := round3((now - jit) / window)
+		p.JITCores = &cores
 	}
-	traces, err := r.collectTraces(ctx, jaeger.New(r.Runtime.JaegerURL()), s.Entrypoint, from, to, answered(run.Records))
-	if err != nil {
-		return nil, err
-	}
-	cpu := cpuUse(samples, traces, s.Entrypoint.Service)
-	p := &result.Capacity{Variant: variant, Requests: sum.Requests, ThroughputRPS: sum.ThroughputRPS, MeanMs: sum.MeanMs, CPU: cpu.use,
-		Metrics: map[string]float64{"capacity_rps": sum.ThroughputRPS}, Samples: map[string]bootstrap.Sample{}}
+	cpu := cpuUse(samples, answeredAt(run), entry)
+	p.CPU = cpu.use
 	if len(cpu.served) > 0 {
 		p.Samples["capacity_rps"] = cpu.served
 	}
-	if r.loadRunsHere(s.Entrypoint.Service) {
+	if r.loadRunsHere(entry) {
 		p.GeneratorCores = cpu.self
 	}
-	if u, ok := cpu.use[s.Entrypoint.Service]; ok {
-		p.Bound = bound(u, r.Runtime.CPUs(ctx, s.Entrypoint.Service, settings[s.Entrypoint.Service]), sum.MeanMs)
+	if u, ok := cpu.use[entry]; ok {
+		p.Bound = bound(u, r.Runtime.CPUs(ctx, entry, settings[entry]), sum.MeanMs)
 		p.Metrics["capacity_cpu_ms_per_request"] = u.MsPerRequest
 		p.Metrics["capacity_cpu_cores"] = u.Cores
 		p.Samples["capacity_cpu_ms_per_request"] = cpu.perRequest
 	}
-	r.Progress("[%s] %.0f req/s flat out, mean %.1f ms, %s", tag, sum.ThroughputRPS, sum.MeanMs, describeCPU(cpu.use[s.Entrypoint.Service], s.Entrypoint.Service, p.Bound, p.GeneratorCores))
+	r.Progress("[%s] %.0f req/s flat out, mean %.1f ms, %s", tag, sum.ThroughputRPS, sum.MeanMs, describeCPU(cpu.use[entry], entry, p.Bound, p.GeneratorCores))
 	return p, nil
+}
+
+// settleStep is how long each step of settle runs, and jitQuiet the JIT
+// compiler's share of a CPU below which a step counts as quiet. In the
+// antpath gateway's probes (scenarios/antpath/README.md, "The JIT"), the
+// compiler took 17% to 35% of the CPU for 50 to 70 s of flat-out load
+// after the warm-up, then 0% to 3%.
+const (
+	settleStep = 5 * time.Second
+	jitQuiet   = 0.05
+)
+
+// settle runs the probe's load flat out, a step at a time, until the
+// entrypoint's JIT compiler used less than jitQuiet of a CPU over a step,
+// or until upTo has passed, and says how long it ran. A runtime that
+// cannot see the compiler's threads is not waited for; the probe's
+// progress says so.
+func (r *Runner) settle(ctx context.Context, s *scenario.Scenario, upTo time.Duration, env map[string]string, tag, base, loadLog string) (time.Duration, error) {
+	if upTo == 0 {
+		return 0, nil
+	}
+	entry := s.Entrypoint.Service
+	prev, ok := r.jitSeconds(ctx, entry)
+	if !ok {
+		r.Progress("[%s] cannot see %s's JIT compiler here: probing without waiting for it", tag, entry)
+		return 0, nil
+	}
+	step := maps.Clone(env)
+	step["DURATION"] = settleStep.String()
+	var took time.Duration
+	for {
+		run, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: step, LogFile: loadLog})
+		if err != nil {
+			return 0, err
+		}
+		if run.Summary.Failed > 0 {
+			return 0, fmt.Errorf("%.0f%% of the requests failed while waiting for the JIT (first: %s)", 100*run.Summary.Failed, firstError(run.Records))
+		}
+		now, ok := r.jitSeconds(ctx, entry)
+		if !ok {
+			return 0, fmt.Errorf("%s's JIT compiler could no longer be read", entry)
+		}
+		ran := time.Duration(run.Summary.DurationS * float64(time.Second))
+		took += ran
+		share := (now - prev) / max(run.Summary.DurationS, 1e-3)
+		switch {
+		case share < jitQuiet:
+			r.Progress("[%s] the JIT has settled after %s flat out (its compiler: %.0f%% of a CPU over the last %s)", tag, took.Round(time.Second), 100*share, ran.Round(time.Second))
+			return took, nil
+		case took >= upTo:
+			r.Progress("[%s] the JIT still compiles after %s flat out (%.0f%% of a CPU): probing anyway", tag, took.Round(time.Second), 100*share)
+			return took, nil
+		}
+		r.Progress("[%s] waiting for the JIT: its compiler used %.0f%% of a CPU over the last %s (%s so far, %.0f req/s)", tag, 100*share, ran.Round(time.Second), took.Round(time.Second), run.Summary.ThroughputRPS)
+		prev = now
+	}
+}
+
+// jitSeconds is the JIT compiler's CPU time of a service, where the
+// runtime can read it.
+func (r *Runner) jitSeconds(ctx context.Context, service string) (float64, bool) {
+	if j, ok := r.Runtime.(runtime.JITCounter); ok {
+		return j.JITSeconds(ctx, service)
+	}
+	return 0, false
+}
+
+// flatOutEnv is the capacity probe's load: the variant's, closed-model, with
+// the probe's VUS and DURATION.
+func flatOutEnv(s *scenario.Scenario, profile, variant string) map[string]string {
+	env := map[string]string{}
+	for k, v := range s.LoadEnvFor(profile, variant) {
+		if k != "RATE" {
+			env[k] = v
+		}
+	}
+	maps.Copy(env, s.Load.Profiles[profile].Capacity.Env)
+	return env
 }
 
 // rateFrom sizes the open-model load from the capacity of c.RateFrom.

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"tracelab/pkg/bootstrap"
+	"tracelab/pkg/load"
 	"tracelab/pkg/result"
 	"tracelab/pkg/runtime"
-	"tracelab/pkg/trace"
 )
 
 // cpuEvery is how often the services' CPU time is read during a window: a
@@ -95,7 +95,7 @@ func (r *Runner) sampleCPU(ctx context.Context, services []string, entry map[str
 }
 
 // cpuOf is what the samples say of each service over the window, with
-// served the traced requests; the entrypoint's CPU per request and the
+// the requests answered then; the entrypoint's CPU per request and the
 // served rate also as sub-window blocks, for intervals.
 type cpuOf struct {
 	use        map[string]result.CPUUse
@@ -104,18 +104,27 @@ type cpuOf struct {
 	served     bootstrap.Blocks // requests per second
 }
 
-func cpuUse(samples []cpuSample, traces []*trace.Trace, entrypoint string) cpuOf {
+// answeredAt is when each answered request of a load run got its answer,
+// in Unix nanoseconds, in order: the load engine's clock, which is this
+// machine's, or on Kubernetes its node's.
+func answeredAt(run *load.Run) []int64 {
+	ends := make([]int64, 0, len(run.Records))
+	for _, rec := range run.Records {
+		if rec.Status != 0 {
+			ends = append(ends, run.Start.Add(time.Duration((rec.ScheduledMs+rec.LatencyMs)*float64(time.Millisecond))).UnixNano())
+		}
+	}
+	slices.Sort(ends)
+	return ends
+}
+
+// cpuUse divides the services' CPU over the samples' window by the
+// requests answered in it (ends, from answeredAt).
+func cpuUse(samples []cpuSample, ends []int64, entrypoint string) cpuOf {
 	var c cpuOf
 	if len(samples) < 2 {
 		return c
 	}
-	ends := make([]int64, 0, len(traces))
-	for _, t := range traces {
-		if t.Root != nil {
-			ends = append(ends, t.Root.End)
-		}
-	}
-	slices.Sort(ends)
 	servedIn := func(from, to time.Time) int {
 		lo, _ := slices.BinarySearch(ends, from.UnixNano())
 		hi, _ := slices.BinarySearch(ends, to.UnixNano())

@@ -4,15 +4,14 @@ import (
 	"testing"
 	"time"
 
+	"tracelab/pkg/load"
 	"tracelab/pkg/result"
-	"tracelab/pkg/trace"
 )
 
-func servedAt(ends ...time.Time) []*trace.Trace {
-	var out []*trace.Trace
-	for i, e := range ends {
-		root := &trace.Span{TraceID: "t", SpanID: string(rune('a' + i)), Start: e.Add(-time.Millisecond).UnixNano(), End: e.UnixNano(), Kind: trace.KindServer, Service: "gw"}
-		out = append(out, trace.New(root.SpanID, []*trace.Span{root}))
+func servedAt(ends ...time.Time) []int64 {
+	var out []int64
+	for _, e := range ends {
+		out = append(out, e.UnixNano())
 	}
 	return out
 }
@@ -85,5 +84,21 @@ func TestBound(t *testing.T) {
 		if got := bound(c.use, c.cpus, c.meanMs); got != c.want {
 			t.Errorf("bound(%+v, %v CPUs, %v ms) = %s, want %s", c.use, c.cpus, c.meanMs, got, c.want)
 		}
+	}
+}
+
+// A request's answer comes at its scheduled instant plus its latency;
+// requests that got no answer are not served.
+func TestAnsweredAtIsScheduledPlusLatency(t *testing.T) {
+	start := time.Unix(1000, 0)
+	run := &load.Run{Start: start, Records: []load.Record{
+		{ScheduledMs: 500, LatencyMs: 20, Status: 200},
+		{ScheduledMs: 100, LatencyMs: 5.5, Status: 503},
+		{ScheduledMs: 200, LatencyMs: 1, Status: 0, Error: "connection refused"},
+	}}
+	got := answeredAt(run)
+	want := []int64{start.Add(105500 * time.Microsecond).UnixNano(), start.Add(520 * time.Millisecond).UnixNano()}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("answeredAt = %v, want %v", got, want)
 	}
 }

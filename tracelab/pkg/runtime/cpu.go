@@ -28,22 +28,52 @@ func processTreeCPU(ctx context.Context, pid int) (float64, error) {
 
 // procTreeCPU reads utime and stime of the process and of its descendants.
 func procTreeCPU(pid int) (float64, error) {
+	return procTree(pid, func(pid int) (float64, error) { return statCPU(fmt.Sprintf("/proc/%d/stat", pid)) })
+}
+
+// statCPU is the CPU time, in seconds, in a /proc stat file's utime and
+// stime: a process's, or one thread's under /proc/PID/task.
+func statCPU(path string) (float64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; fields after it are fixed.
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%s: too few fields", path)
+	}
+	utime, err1 := strconv.ParseFloat(f[11], 64)
+	stime, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("%s: unreadable CPU times", path)
+	}
+	return (utime + stime) / userHZ, nil
+}
+
+// compilerThread tells a JIT compiler thread by its name: HotSpot's are
+// "C1 CompilerThreadN" and "C2 CompilerThreadN" (JVMCI's "JVMCI
+// CompilerThreadN"), which the kernel keeps to 15 bytes.
+func compilerThread(comm string) bool { return strings.Contains(comm, "CompilerThre") }
+
+// procTreeJIT is the CPU time of the JIT compiler threads of a process and
+// of its descendants.
+func procTreeJIT(pid int) (float64, error) {
 	return procTree(pid, func(pid int) (float64, error) {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		if err != nil {
 			return 0, err
 		}
-		// The command name (field 2) may hold spaces; fields after it are fixed.
-		f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
-		if len(f) < 13 {
-			return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+		var total float64
+		for _, t := range tasks {
+			dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
+			if comm, err := os.ReadFile(dir + "comm"); err == nil && compilerThread(string(comm)) {
+				if sec, err := statCPU(dir + "stat"); err == nil {
+					total += sec
+				}
+			}
 		}
-		utime, err1 := strconv.ParseFloat(f[11], 64)
-		stime, err2 := strconv.ParseFloat(f[12], 64)
-		if err1 != nil || err2 != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: unreadable CPU times", pid)
-		}
-		return (utime + stime) / userHZ, nil
+		return total, nil
 	})
 }
 

@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	goruntime "runtime"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -69,5 +71,70 @@ func TestCPUsFor(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	if got, want := (&Local{}).CPUs(context.Background(), "svc", map[string]string{"LAB_CPUS": "1"}), float64(goruntime.NumCPU()); got != want {
 		t.Errorf("LAB_CPUS=1 without taskset: %v CPUs, want the machine's %v", got, want)
+	}
+}
+
+// Only the threads named as a JIT compiler's count: a thread of this test
+// spins under a plain name, then under a HotSpot compiler thread's name,
+// and only the second spin is read as the JIT's. The thread stays alive
+// while it is read: a thread's time leaves /proc/PID/task with it.
+func TestProcTreeJITCountsOnlyCompilerThreads(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc")
+	}
+	names := make(chan string)
+	spun := make(chan error)
+	tasks := make(chan string, 1)
+	go func() {
+		// The thread ends with the goroutine, so its names go with it.
+		goruntime.LockOSThread()
+		task := fmt.Sprintf("/proc/self/task/%d/", syscall.Gettid())
+		tasks <- task
+		for name := range names {
+			err := os.WriteFile(task+"comm", []byte(name), 0)
+			// Spin for 0.3 s of this thread's CPU, however busy the machine.
+			start, _ := statCPU(task + "stat")
+			for used := start; err == nil && used-start < 0.3; {
+				used, err = statCPU(task + "stat")
+			}
+			spun <- err
+		}
+	}()
+	task := <-tasks
+	// Wait for the thread to end, so the test can run again (-count); Go
+	// keeps the main thread, which never ends.
+	defer func() {
+		close(names)
+		if task == fmt.Sprintf("/proc/self/task/%d/", os.Getpid()) {
+			return
+		}
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(task); err != nil {
+				return
+			}
+		}
+	}()
+	read := func(name string) float64 {
+		names <- name
+		if err := <-spun; err != nil {
+			t.Fatalf("naming the thread: %v", err)
+		}
+		sec, err := procTreeJIT(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sec
+	}
+	before, err := procTreeJIT(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	afterWorker := read("worker")
+	afterCompiler := read("C2 CompilerThread0")
+	if afterWorker != before {
+		t.Errorf("a thread named worker counted as the JIT: %.2f s, then %.2f s", before, afterWorker)
+	}
+	if afterCompiler-afterWorker < 0.29 {
+		t.Errorf("a compiler thread's 0.3 s spin counted %.2f s", afterCompiler-afterWorker)
 	}
 }

@@ -502,6 +502,22 @@ func (l *Local) CPUSeconds(ctx context.Context, services []string) (map[string]f
 	return out, nil
 }
 
+// JITSeconds implements JITCounter, from the names and CPU times of the
+// threads in the service's process tree.
+func (l *Local) JITSeconds(ctx context.Context, service string) (float64, bool) {
+	if pid := l.cpuPids[service]; pid != 0 {
+		if sec, err := procTreeJIT(pid); err == nil {
+			return sec, true
+		}
+	}
+	// Unknown or gone (a restart): CPUSeconds asks process-compose again.
+	if _, err := l.CPUSeconds(ctx, []string{service}); err != nil || l.cpuPids[service] == 0 {
+		return 0, false
+	}
+	sec, err := procTreeJIT(l.cpuPids[service])
+	return sec, err == nil
+}
+
 // BusySeconds implements CPUCounter, from /proc/stat: the time the CPUs
 // spent on anything but idling and waiting for I/O.
 func (l *Local) BusySeconds(settings map[string]string) (own, rest float64, restCPUs int, ok bool) {

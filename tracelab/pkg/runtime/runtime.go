@@ -68,6 +68,15 @@ type CPUCounter interface {
 	BusySeconds(settings map[string]string) (own, rest float64, restCPUs int, ok bool)
 }
 
+// JITCounter is a runtime that can read how much CPU time a service's JIT
+// compiler threads have used (the local runtime, from /proc): a JVM still
+// compiling is not yet at its steady state.
+type JITCounter interface {
+	// JITSeconds is that time, in seconds, since the service started; ok
+	// is false when it cannot be read.
+	JITSeconds(ctx context.Context, service string) (sec float64, ok bool)
+}
+
 // ExitError is a process or workload of the stack that stopped on its own
 // while a run needed it.
 type ExitError struct {

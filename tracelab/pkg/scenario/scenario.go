@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -77,6 +78,18 @@ type Profile struct {
 	// profile; empty means baseline and fixed.
 	Variants []string  `json:"variants"`
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Settle ("240s"): after the warm-up, every probe and every variant
+	// runs the capacity probe's load until the entrypoint's JIT compiler
+	// has gone quiet, for at most that long, before it is measured: a JVM
+	// still compiling measures its compiler, not its steady state.
+	Settle string `json:"settle,omitempty"`
+}
+
+// SettleFor is the longest the JIT is waited for; 0 when it is not. The
+// schema has checked the form.
+func (p Profile) SettleFor() time.Duration {
+	d, _ := time.ParseDuration(p.Settle)
+	return d
 }
 
 // Capacity measures, before the variants run, what each of Variants serves
@@ -334,6 +347,9 @@ func (s *Scenario) checkReferences() error {
 	for name, p := range s.Load.Profiles {
 		if err := checkSettings("load.profiles."+name+".settings", p.Settings); err != nil {
 			return err
+		}
+		if p.Settle != "" && s.Expectations.Delivery != nil {
+			return fmt.Errorf("field load.profiles.%s.settle: not with expectations.delivery, which does not count its requests", name)
 		}
 		if c := p.Capacity; c != nil {
 			for _, v := range c.Variants {
