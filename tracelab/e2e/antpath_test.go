@@ -5,8 +5,8 @@ package e2e
 import "testing"
 
 // TestAntpathSmoke is the antpath scenario's smoke profile on the real stack:
-// both matchers are probed flat out on one CPU, where the gateway is
-// on-CPU; at the same offered load (1.2 times what the AntPathMatcher
+// both matchers are probed flat out on one CPU, once their JIT has
+// settled, where the gateway is on-CPU; at the same offered load (1.2 times what the AntPathMatcher
 // gateway serves flat out), the AntPathMatcher gateway must show
 // dispatch-overhead and the PathPattern one must not, and the verdict (CPU
 // per request and capacity, judged on their intervals) must pass.
@@ -17,6 +17,11 @@ func TestAntpathSmoke(t *testing.T) {
 		probed[p.Variant] = p.Metrics["capacity_cpu_ms_per_request"]
 		if p.Bound != "on-CPU" {
 			t.Errorf("capacity of %s: %s, %+v; want on-CPU, the gateway flat out on its one CPU", p.Variant, p.Bound, p.CPU["gateway"])
+		}
+		// The profile's settle: the probe waited for the gateway's JIT and
+		// read its compiler while it measured.
+		if p.SettleS <= 0 || p.JITCores == nil {
+			t.Errorf("capacity of %s: settled for %.0f s, JIT while measured %v; want a wait and a reading", p.Variant, p.SettleS, p.JITCores)
 		}
 	}
 	if probed["baseline"] <= probed["fixed"] || probed["fixed"] <= 0 {

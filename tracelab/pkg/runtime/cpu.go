@@ -38,17 +38,43 @@ func statCPU(path string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	sec, err := parseStat(data)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v", path, err)
+	}
+	return sec, nil
+}
+
+// parseStat reads utime and stime from one stat line.
+func parseStat(line []byte) (float64, error) {
 	// The command name (field 2) may hold spaces; fields after it are fixed.
-	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	f := strings.Fields(string(line[bytes.LastIndexByte(line, ')')+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("%s: too few fields", path)
+		return 0, fmt.Errorf("too few fields")
 	}
 	utime, err1 := strconv.ParseFloat(f[11], 64)
 	stime, err2 := strconv.ParseFloat(f[12], 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("%s: unreadable CPU times", path)
+		return 0, fmt.Errorf("unreadable CPU times")
 	}
 	return (utime + stime) / userHZ, nil
+}
+
+// jitCommand prints the stat line of every JIT compiler thread in a
+// container, with only a shell and cat in the image; a thread that ends
+// meanwhile is skipped.
+var jitCommand = []string{"sh", "-c", `for t in /proc/[0-9]*/task/*; do read -r c 2>/dev/null <"$t/comm" || continue; case "$c" in *CompilerThre*) cat "$t/stat" 2>/dev/null;; esac; done`}
+
+// jitStats sums the CPU time of jitCommand's stat lines; ok is false when
+// there are none, since a running JVM always has a compiler thread.
+func jitStats(out []byte) (sec float64, ok bool) {
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		if v, err := parseStat(line); err == nil {
+			sec += v
+			ok = true
+		}
+	}
+	return sec, ok
 }
 
 // compilerThread tells a JIT compiler thread by its name: HotSpot's are

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	goruntime "runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -136,5 +137,31 @@ func TestProcTreeJITCountsOnlyCompilerThreads(t *testing.T) {
 	}
 	if afterCompiler-afterWorker < 0.29 {
 		t.Errorf("a compiler thread's 0.3 s spin counted %.2f s", afterCompiler-afterWorker)
+	}
+}
+
+// The compiler threads' stat lines, as jitCommand prints them from a
+// container, add up; a name with spaces does not shift the fields.
+func TestJITStatsAddsTheCompilerThreads(t *testing.T) {
+	out := []byte("812 (C2 CompilerThre) S 1 1 1 0 -1 1077936192 0 0 0 0 1500 230 0 0 20 0 1 0 90 0 0\n" +
+		"813 (C1 CompilerThre) S 1 1 1 0 -1 1077936192 0 0 0 0 270 0 0 0 20 0 1 0 90 0 0\n")
+	if sec, ok := jitStats(out); !ok || sec != 20 {
+		t.Errorf("jitStats = %v, %v; want 20 s (2,000 ticks)", sec, ok)
+	}
+	if _, ok := jitStats([]byte("")); ok {
+		t.Error("no compiler thread read as a reading")
+	}
+	// The command itself, on this machine's /proc (a container's holds
+	// only its own processes): it runs, and whatever it prints parses.
+	if _, err := exec.LookPath("sh"); err == nil {
+		out, err := exec.Command(jitCommand[0], jitCommand[1:]...).Output()
+		if err != nil {
+			t.Fatalf("jitCommand: %v", err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if _, err := parseStat([]byte(line)); line != "" && err != nil {
+				t.Errorf("jitCommand printed %q: %v", line, err)
+			}
+		}
 	}
 }

@@ -163,6 +163,23 @@ func (k *Kube) CPUSeconds(ctx context.Context, services []string) (map[string]fl
 	return out, nil
 }
 
+// JITSeconds implements JITCounter, from the threads the JVM's container
+// lists in its /proc (kubectl exec).
+func (k *Kube) JITSeconds(ctx context.Context, service string) (float64, bool) {
+	if _, err := k.CPUSeconds(ctx, nil); err != nil {
+		return 0, false
+	}
+	target, ok := k.cpuTargets[service]
+	if !ok {
+		return 0, false
+	}
+	out, err := k.run(ctx, append([]string{"exec", target, "--"}, jitCommand...)...)
+	if err != nil {
+		return 0, false
+	}
+	return jitStats(out)
+}
+
 // CPUs implements Runtime: the CPU limit of the service's container, which
 // the kernel enforces by quota whatever the node has (LAB_CPUS, the local
 // runtime's taskset list, pins nothing here), or the machine's CPUs when the
