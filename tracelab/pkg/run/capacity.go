@@ -17,10 +17,10 @@ import (
 )
 
 // capacity probes each of c.Variants flat out: brings it up, warms it up,
-// waits for its JIT to settle (the profile's Settle), and runs the closed-model probe,
-// c.Env's VUS sending requests back to back for DURATION, while its CPU is
-// sampled; the load engine's answer times give the served rate's
-// sub-windows.
+// waits for its JIT to settle (c.Settle), and runs the
+// closed-model probe, c.Env's VUS sending requests back to back for
+// DURATION, while its CPU is sampled; the load engine's answer times give
+// the served rate's sub-windows.
 //
 // The variant that runs first is probed last, so it runs on the JVM its
 // probe warmed, with no restart in between: a JVM just restarted and
@@ -69,9 +69,15 @@ func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile stri
 	if _, err := r.warmUp(ctx, s, s.Load.Profiles[profile], s.LoadEnvFor(profile, variant), tag, base, loadLog); err != nil {
 		return nil, err
 	}
-	env := flatOutEnv(s, profile, variant)
+	env := map[string]string{}
+	for k, v := range s.LoadEnvFor(profile, variant) {
+		if k != "RATE" {
+			env[k] = v
+		}
+	}
+	maps.Copy(env, c.Env)
 	entry := s.Entrypoint.Service
-	settled, err := r.settle(ctx, s, s.Load.Profiles[profile].SettleFor(), env, tag, base, loadLog)
+	settled, err := r.settle(ctx, s, c.SettleFor(), env, tag, base, loadLog)
 	if err != nil {
 		return nil, err
 	}
@@ -176,19 +182,6 @@ func (r *Runner) jitSeconds(ctx context.Context, service string) (float64, bool)
 		return j.JITSeconds(ctx, service)
 	}
 	return 0, false
-}
-
-// flatOutEnv is the capacity probe's load: the variant's, closed-model, with
-// the probe's VUS and DURATION.
-func flatOutEnv(s *scenario.Scenario, profile, variant string) map[string]string {
-	env := map[string]string{}
-	for k, v := range s.LoadEnvFor(profile, variant) {
-		if k != "RATE" {
-			env[k] = v
-		}
-	}
-	maps.Copy(env, s.Load.Profiles[profile].Capacity.Env)
-	return env
 }
 
 // rateFrom sizes the open-model load from the capacity of c.RateFrom.

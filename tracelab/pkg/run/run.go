@@ -174,11 +174,6 @@ func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile, var
 	if warm != nil && s.Expectations.Delivery != nil {
 		vr.Delivery = &result.DeliveryCount{Sent: int64(warm.Requests), Accepted: int64(math.Round(float64(warm.Requests) * (1 - warm.Failed)))}
 	}
-	if p.Settle != "" {
-		if _, err := r.settle(ctx, s, p.SettleFor(), flatOutEnv(s, profile, variant), variant, base, loadLog); err != nil {
-			return err
-		}
-	}
 
 	r.Progress("[%s] sending the load of %s (%s profile)", variant, s.Load.Definition, profile)
 	stopCPU := r.sampleCPU(ctx, s.Services, vr.Settings[s.Entrypoint.Service])

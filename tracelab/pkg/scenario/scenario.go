@@ -78,18 +78,6 @@ type Profile struct {
 	// profile; empty means baseline and fixed.
 	Variants []string  `json:"variants"`
 	Capacity *Capacity `json:"capacity,omitempty"`
-	// Settle ("240s"): after the warm-up, every probe and every variant
-	// runs the capacity probe's load until the entrypoint's JIT compiler
-	// has gone quiet, for at most that long, before it is measured: a JVM
-	// still compiling measures its compiler, not its steady state.
-	Settle string `json:"settle,omitempty"`
-}
-
-// SettleFor is the longest the JIT is waited for; 0 when it is not. The
-// schema has checked the form.
-func (p Profile) SettleFor() time.Duration {
-	d, _ := time.ParseDuration(p.Settle)
-	return d
 }
 
 // Capacity measures, before the variants run, what each of Variants serves
@@ -101,11 +89,23 @@ func (p Profile) SettleFor() time.Duration {
 // RATE = RateFactor x RateFrom's capacity. A fixed RATE suits one machine
 // only: for a CPU-bound pathology it saturates a slow machine and idles a
 // fast one.
+//
+// With Settle set ("240s"), each probe first runs its load until the
+// entrypoint's JIT compiler has gone quiet, for at most that long: a JVM
+// still compiling measures its compiler, not its steady state.
 type Capacity struct {
 	Variants   []string          `json:"variants"`
 	Env        map[string]string `json:"env"`
 	RateFrom   string            `json:"rate_from,omitempty"`
 	RateFactor float64           `json:"rate_factor,omitempty"`
+	Settle     string            `json:"settle,omitempty"`
+}
+
+// SettleFor is the longest a probe waits for the JIT; 0 when it does not.
+// The schema has checked the form.
+func (c *Capacity) SettleFor() time.Duration {
+	d, _ := time.ParseDuration(c.Settle)
+	return d
 }
 
 type Variant struct {
@@ -347,9 +347,6 @@ func (s *Scenario) checkReferences() error {
 	for name, p := range s.Load.Profiles {
 		if err := checkSettings("load.profiles."+name+".settings", p.Settings); err != nil {
 			return err
-		}
-		if p.Settle != "" && s.Expectations.Delivery != nil {
-			return fmt.Errorf("field load.profiles.%s.settle: not with expectations.delivery, which does not count its requests", name)
 		}
 		if c := p.Capacity; c != nil {
 			for _, v := range c.Variants {

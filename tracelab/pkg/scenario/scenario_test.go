@@ -45,8 +45,7 @@ func TestMalformedScenarioNamesTheField(t *testing.T) {
 		{"capacity without a probe", "warmup: 3", "warmup: 3\n      capacity: {variants: [baseline], env: {VUS: \"4\"}}", "field load.profiles.smoke.capacity.env"},
 		{"rate from a variant not probed", "warmup: 3", "warmup: 3\n      capacity: {variants: [baseline], env: {VUS: \"4\", DURATION: 5s}, rate_from: fixed, rate_factor: 1.2}", "field load.profiles.smoke.capacity.rate_from"},
 		{"rate factor without its variant", "warmup: 3", "warmup: 3\n      capacity: {variants: [baseline], env: {VUS: \"4\", DURATION: 5s}, rate_factor: 1.2}", "rate_from"},
-		{"settle without a probe to settle with", "warmup: 3", "warmup: 3\n      settle: 60s", "field load.profiles.smoke"},
-		{"settle not in seconds", "warmup: 3", "warmup: 3\n      settle: 1m\n      capacity: {variants: [baseline], env: {VUS: \"4\", DURATION: 5s}}", "field load.profiles.smoke.settle"},
+		{"settle not in seconds", "warmup: 3", "warmup: 3\n      capacity: {variants: [baseline], env: {VUS: \"4\", DURATION: 5s}, settle: 1m}", "field load.profiles.smoke.capacity.settle"},
 		{"not yaml", "name: nplus1", "name: [nplus1", "not valid YAML"},
 	}
 	for _, c := range cases {
