@@ -60,10 +60,15 @@ func parseStat(line []byte) (float64, error) {
 	return (utime + stime) / userHZ, nil
 }
 
+// compilerThreadName is in the name of every JIT compiler thread:
+// HotSpot's are "C1 CompilerThreadN" and "C2 CompilerThreadN" (JVMCI's
+// "JVMCI CompilerThreadN"), which the kernel keeps to 15 bytes.
+const compilerThreadName = "CompilerThre"
+
 // jitCommand prints the stat line of every JIT compiler thread in a
 // container, with only a shell and cat in the image; a thread that ends
 // meanwhile is skipped.
-var jitCommand = []string{"sh", "-c", `for t in /proc/[0-9]*/task/*; do read -r c 2>/dev/null <"$t/comm" || continue; case "$c" in *CompilerThre*) cat "$t/stat" 2>/dev/null;; esac; done`}
+var jitCommand = []string{"sh", "-c", `for t in /proc/[0-9]*/task/*; do read -r c 2>/dev/null <"$t/comm" || continue; case "$c" in *` + compilerThreadName + `*) cat "$t/stat" 2>/dev/null;; esac; done`}
 
 // jitStats sums the CPU time of jitCommand's stat lines; ok is false when
 // there are none, since a running JVM always has a compiler thread.
@@ -77,11 +82,6 @@ func jitStats(out []byte) (sec float64, ok bool) {
 	return sec, ok
 }
 
-// compilerThread tells a JIT compiler thread by its name: HotSpot's are
-// "C1 CompilerThreadN" and "C2 CompilerThreadN" (JVMCI's "JVMCI
-// CompilerThreadN"), which the kernel keeps to 15 bytes.
-func compilerThread(comm string) bool { return strings.Contains(comm, "CompilerThre") }
-
 // procTreeJIT is the CPU time of the JIT compiler threads of a process and
 // of its descendants.
 func procTreeJIT(pid int) (float64, error) {
@@ -93,7 +93,7 @@ func procTreeJIT(pid int) (float64, error) {
 		var total float64
 		for _, t := range tasks {
 			dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
-			if comm, err := os.ReadFile(dir + "comm"); err == nil && compilerThread(string(comm)) {
+			if comm, err := os.ReadFile(dir + "comm"); err == nil && strings.Contains(string(comm), compilerThreadName) {
 				if sec, err := statCPU(dir + "stat"); err == nil {
 					total += sec
 				}
