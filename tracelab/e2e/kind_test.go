@@ -64,7 +64,7 @@ func TestKind(t *testing.T) {
 		t.FailNow()
 	}
 	t.Run("pod-security", checkPodSecurity)
-	for _, name := range []string{"nplus1", "eventloop"} {
+	for _, name := range kindScenarios() {
 		t.Run(name, func(t *testing.T) {
 			before := podsByWorkload(t)
 			var res result.Result
@@ -122,6 +122,16 @@ func writeKindConfig(t *testing.T, user, cni, out string) {
 	if err := os.WriteFile(out, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// kindScenarios are the scenarios TestKind runs: nplus1 and eventloop, or
+// those TRACELAB_KIND_SCENARIOS names (space-separated), for a look at
+// another scenario on a real cluster without making CI longer.
+func kindScenarios() []string {
+	if names := strings.Fields(os.Getenv("TRACELAB_KIND_SCENARIOS")); len(names) > 0 {
+		return names
+	}
+	return []string{"nplus1", "eventloop"}
 }
 
 // kindSmoke runs `make RUNTIME=kind scenario-NAME PROFILE=smoke`, as a user
