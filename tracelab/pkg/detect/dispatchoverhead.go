@@ -47,8 +47,7 @@ const (
 	// at least DispatchMinRequests did. A saturated service has none: in a
 	// CI run on a busy machine, the PathPattern gateway ran 64 requests at
 	// once at the median, its gap grew from 0.6 ms to 2.6 ms, and 4 of its
-	// 2,897 requests ran alone (their gap/handler ratio, which contention
-	// stretches on both sides, stayed at 7.2).
+	// 2,897 requests ran alone (their gap/handler ratio stayed at 7.2).
 	DispatchSlowMs = 4 * DispatchNormalMs
 
 	// DispatchMinGapToHandler flags a gap that many times the handler's
@@ -361,10 +360,11 @@ func routeBreakdown(samples []*dispatchSample) []map[string]any {
 	return out
 }
 
-// leastLoaded are the requests that started with no more of their
-// service's requests in progress than a quarter of all requests did, with
-// that number: on a service that is never saturated, the requests that ran
-// alone. Too few for a median (DispatchMinRequests), it is every request.
+// leastLoaded is the least loaded quarter of the requests: those that
+// started with at most as many of their service's requests in progress as
+// the quarter's last one (ties included), and that number. On a service
+// that is never saturated, they are the requests that ran alone. When they
+// are too few for a median (DispatchMinRequests), it is every request.
 func leastLoaded(ss []*dispatchSample) ([]*dispatchSample, int) {
 	load := make([]float64, len(ss))
 	highest := 0

@@ -155,7 +155,7 @@ func TestDispatchOverheadThresholds(t *testing.T) {
 		// Bursts of 8 on one CPU: the gap grows with the requests ahead of
 		// it, the short handler does not. PathPattern's gap is 6 handlers
 		// when it starts alone and 13 behind 7 others; the ratio is judged
-		// where the load is least (6-7x), not at the median load (9.5x).
+		// where the load is least (6-7x), not over all requests (9x).
 		{"PathPattern behind a queue", gatewayOptions{requests: 200, interval: 10, burst: 8, handler: 0.1,
 			dispatch: func(c int) float64 { return 0.1 * float64(6+c) }}, false},
 		// AntPathMatcher's gap under the same queue: 10 handlers alone.
