@@ -1,7 +1,12 @@
 package dashcheck
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +14,7 @@ import (
 	"tracelab/internal/tracegen"
 	"tracelab/pkg/dashboards"
 	"tracelab/pkg/otlp"
+	"tracelab/pkg/prom"
 	"tracelab/pkg/trace"
 )
 
@@ -201,5 +207,25 @@ func TestSelectsToleratesARareFixedTrace(t *testing.T) {
 	few := append([]*trace.Trace{baseline[0]}, labTraces(true)...)
 	if err := Selects(pathology, Pathology, baseline, few); err == nil || !strings.Contains(err.Error(), "less than 10 times") {
 		t.Errorf("1 stray of %d fixed traces passed: %v", len(few), err)
+	}
+}
+
+// Prometheus answers exemplars series by series; the last of the answer is
+// not the newest when an earlier series saw a request later.
+func TestExemplarTraceIDsOldestFirst(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"status":"success","data":[
+			{"seriesLabels":{"route":"/api/orders"},"exemplars":[
+				{"labels":{"trace_id":"a"},"timestamp":100.5},{"labels":{"trace_id":"c"},"timestamp":300}]},
+			{"seriesLabels":{"route":"/api/rare"},"exemplars":[
+				{"labels":{"trace_id":"b"},"timestamp":200},{"labels":{"span_id":"no-trace"},"timestamp":400}]}]}`)
+	}))
+	defer srv.Close()
+	ids, err := ExemplarTraceIDs(context.Background(), prom.New(srv.URL), "x", time.Unix(0, 0), time.Unix(500, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b", "c"}; !slices.Equal(ids, want) {
+		t.Errorf("ids = %v, want %v", ids, want)
 	}
 }

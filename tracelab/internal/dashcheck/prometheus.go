@@ -1,6 +1,7 @@
 package dashcheck
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"net/url"
@@ -58,7 +59,10 @@ func QueryRange(ctx context.Context, c *prom.Client, expr string, start, end tim
 }
 
 // ExemplarTraceIDs returns the trace ids of the exemplars Prometheus keeps
-// for expr over [start, end]: what Grafana links from a latency panel.
+// for expr over [start, end], what Grafana links from a latency panel, the
+// oldest first. Prometheus groups them by series; a series that saw no
+// request lately (a route only a capacity probe hit) ends with an old one,
+// whose trace a trace store with a size limit may have dropped since.
 func ExemplarTraceIDs(ctx context.Context, c *prom.Client, expr string, start, end time.Time) ([]string, error) {
 	params := url.Values{
 		"query": {expr},
@@ -67,19 +71,29 @@ func ExemplarTraceIDs(ctx context.Context, c *prom.Client, expr string, start, e
 	}
 	var data []struct {
 		Exemplars []struct {
-			Labels map[string]string `json:"labels"`
+			Labels    map[string]string `json:"labels"`
+			Timestamp float64           `json:"timestamp"`
 		} `json:"exemplars"`
 	}
 	if err := c.Get(ctx, "/api/v1/query_exemplars", params, &data); err != nil {
 		return nil, err
 	}
-	var ids []string
+	type exemplar struct {
+		at float64
+		id string
+	}
+	var found []exemplar
 	for _, s := range data {
 		for _, e := range s.Exemplars {
 			if id := e.Labels["trace_id"]; id != "" {
-				ids = append(ids, id)
+				found = append(found, exemplar{e.Timestamp, id})
 			}
 		}
+	}
+	slices.SortStableFunc(found, func(a, b exemplar) int { return cmp.Compare(a.at, b.at) })
+	ids := make([]string, len(found))
+	for i, e := range found {
+		ids[i] = e.id
 	}
 	return ids, nil
 }
