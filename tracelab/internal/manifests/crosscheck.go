@@ -591,9 +591,12 @@ func (c *checker) noCommittedSecrets() {
 	}
 }
 
-// kindAccess checks that kind maps each NodePort to the local runtime's port
-// of the same component on 127.0.0.1, and that tracelab can reach every
-// scenario's entrypoint and Jaeger that way.
+// kindAccess checks that every port of a NodePort Service has its node port
+// pinned, that kind maps those meant for the host to the local runtime's
+// port of the same component on 127.0.0.1, and that tracelab can reach
+// every scenario's entrypoint and Jaeger that way. A node port left to the
+// API server is drawn at random, and can take one pinned for another
+// Service, which then fails to apply.
 func (c *checker) kindAccess() {
 	var cluster struct {
 		Nodes []struct {
@@ -629,12 +632,12 @@ func (c *checker) kindAccess() {
 			m, _ := p.(map[string]any)
 			np, _ := m["nodePort"].(int)
 			if np == 0 {
-				continue // not meant for the host: kind maps no port to it
+				c.bad("service/%s: port %v has no nodePort; one drawn at random can take a port pinned for another Service", o.Name(), m["port"])
+				continue
 			}
 			hp, ok := hostPort[np]
 			if !ok {
-				c.bad("service/%s: nodePort %d has no extraPortMapping in k8s/kind/cluster.yaml", o.Name(), np)
-				continue
+				continue // in-cluster only: kind maps no host port to it
 			}
 			delete(hostPort, np)
 			key := ""

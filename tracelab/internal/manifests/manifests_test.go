@@ -91,6 +91,8 @@ func TestBrokenManifestsFail(t *testing.T) {
 			"dashboards/latency.json is not in ConfigMap grafana-dashboards"},
 		{"a kind port mapping to another port", []edit{{"k8s/kind/cluster.yaml", "hostPort: 18080", "hostPort: 8080"}},
 			"service/catalog: kind maps it to host port 8080"},
+		{"a node port left to the API server's draw", []edit{{"k8s/overlays/kind/nodeports.yaml", "      nodePort: 30317\n", ""}},
+			"service/jaeger: port 24317 has no nodePort"},
 		{"a kind node of another Kubernetes", []edit{{"k8s/kind/cluster.yaml", "kindest/node:v1.35.", "kindest/node:v1.33."}},
 			"is not Kubernetes 1.35 (K8S_VERSION)"},
 		{"an EKS cluster on another Kubernetes", []edit{{"infra/terraform/variables.tf", `default     = "1.35"`, `default     = "1.33"`}},
