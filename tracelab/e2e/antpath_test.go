@@ -16,12 +16,12 @@ func TestAntpathSmoke(t *testing.T) {
 	for _, p := range res.Capacity {
 		probed[p.Variant] = p.Metrics["capacity_cpu_ms_per_request"]
 		if p.Bound != "on-CPU" {
-			t.Errorf("capacity of %s: %s, %+v; want on-CPU, the gateway flat out on its one CPU", p.Variant, p.Bound, p.CPU["gateway"])
+			t.Errorf("capacity %s; want on-CPU, the gateway flat out on its one CPU (load average %s)", describeProbe(p, "gateway"), loadAverage())
 		}
 		// The profile's settle: the probe waited for the gateway's JIT and
 		// read its compiler while it measured.
 		if p.SettleS <= 0 || p.JITCores == nil {
-			t.Errorf("capacity of %s: settled for %.0f s, JIT while measured %v; want a wait and a reading", p.Variant, p.SettleS, p.JITCores)
+			t.Errorf("capacity %s; want a wait for the JIT and a reading of it (load average %s)", describeProbe(p, "gateway"), loadAverage())
 		}
 	}
 	if probed["baseline"] <= probed["fixed"] || probed["fixed"] <= 0 {

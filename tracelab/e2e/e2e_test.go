@@ -329,3 +329,28 @@ func TestNplus1Smoke(t *testing.T) {
 	}
 	assertNothingLeft(t)
 }
+
+// describeProbe is what a failed check of a capacity probe prints: its
+// figures, its bound and its JIT compiler's share of a CPU while it
+// measured, so a reader can tell a busy machine or a compiling JVM from a
+// regression.
+func describeProbe(p result.Capacity, service string) string {
+	jit := "unread"
+	if p.JITCores != nil {
+		jit = fmt.Sprintf("%.3f", *p.JITCores)
+	}
+	return fmt.Sprintf("%s: %.0f req/s, %s %+v, jit_cores %s after %.0f s settling", p.Variant, p.ThroughputRPS, p.Bound, p.CPU[service], jit, p.SettleS)
+}
+
+// loadAverage is the machine's 1, 5 and 15-minute load averages.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unread"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unread"
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -78,22 +79,36 @@ func TestChattyDBSmoke(t *testing.T) {
 		}
 	}
 	// Case study 000's GET/POST table: flat out, the GET is CPU-bound and
-	// the chatty POST waits off-CPU, serving far fewer.
+	// the chatty POST waits off-CPU, serving far fewer. The scenario's
+	// verdict judges the fix against the baseline, not this contrast, so
+	// the test is stricter than the verdict on purpose: the contrast is the
+	// case's own evidence, which the report's capacity table teaches. It
+	// reads the lab's own classification (bound, the rule the report
+	// prints), never a figure of its own, on probes that waited for orders'
+	// JIT (the profile's settle), so a JVM still compiling is never judged.
 	probes := map[string]result.Capacity{}
 	for _, p := range res.Capacity {
 		probes[p.Variant] = p
 	}
 	get, post := probes["get"], probes["baseline"]
+	seen := fmt.Sprintf("GET %s, POST %s; load average %s", describeProbe(get, "orders"), describeProbe(post, "orders"), loadAverage())
+	for _, p := range []result.Capacity{get, post} {
+		if p.SettleS <= 0 || p.JITCores == nil || p.Bound == "compiling" {
+			t.Errorf("probe %s did not measure a settled JVM; want it to wait for the JIT and read it: %s", p.Variant, seen)
+		}
+	}
 	// The contrast must never flip: the POST never on-CPU, the GET never
 	// off-CPU, and the GET keeping orders busier. "contended" is allowed to
 	// the GET: on a busy machine other programs take the CPU it would
 	// have used, which says nothing about the GET.
 	if post.Bound == "on-CPU" || get.Bound == "off-CPU" || get.CPU["orders"].Cores <= post.CPU["orders"].Cores {
-		t.Errorf("flat out: GET %s (%+v), POST %s (%+v); want the POST not on-CPU, the GET not off-CPU and keeping orders busier", get.Bound, get.CPU["orders"], post.Bound, post.CPU["orders"])
+		t.Errorf("flat out: want the POST not on-CPU, the GET not off-CPU and keeping orders busier: %s", seen)
 	}
-	t.Logf("flat out: GET %s (%+v), POST %s (%+v)", get.Bound, get.CPU["orders"], post.Bound, post.CPU["orders"])
+	// The case's GET served 3.2 times its POST (287 and 90 req/s); twice
+	// is the margin.
 	if get.ThroughputRPS < 2*post.ThroughputRPS {
-		t.Errorf("flat out: GET %.0f req/s, POST %.0f; want the GET at least twice the POST", get.ThroughputRPS, post.ThroughputRPS)
+		t.Errorf("flat out: want the GET to serve at least twice the POST: %s", seen)
 	}
+	t.Logf("flat out: %s", seen)
 	assertNothingLeft(t)
 }

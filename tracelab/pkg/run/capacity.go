@@ -110,12 +110,15 @@ func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile stri
 		p.GeneratorCores = cpu.self
 	}
 	if u, ok := cpu.use[entry]; ok {
-		p.Bound = bound(u, r.Runtime.CPUs(ctx, entry, settings[entry]), sum.MeanMs)
+		p.Bound = probeBound(u, r.Runtime.CPUs(ctx, entry, settings[entry]), sum.MeanMs, p.JITCores)
 		p.Metrics["capacity_cpu_ms_per_request"] = u.MsPerRequest
 		p.Metrics["capacity_cpu_cores"] = u.Cores
 		p.Samples["capacity_cpu_ms_per_request"] = cpu.perRequest
 	}
 	r.Progress("[%s] %.0f req/s flat out, mean %.1f ms, %s", tag, sum.ThroughputRPS, sum.MeanMs, describeCPU(cpu.use[entry], entry, p.Bound, p.GeneratorCores))
+	if p.Bound == stillCompiling {
+		r.Progress("[%s] not judged on- or off-CPU: %s's JIT compiler used %.0f%% of a CPU while it measured", tag, entry, 100**p.JITCores)
+	}
 	return p, nil
 }
 
@@ -128,6 +131,24 @@ const (
 	settleStep = 5 * time.Second
 	jitQuiet   = 0.05
 )
+
+// stillCompiling is a probe's bound when its JIT compiler used at least
+// jitQuiet of a CPU while it measured: part of the CPU it read was the
+// compiler's and part was code not yet compiled, so how the warm service
+// spends its time cannot be told from it. In a cold CI run chatty-db's
+// POST, a service waiting on its database, read 0.83 of its one CPU, 0.39
+// of it the compiler's, and was called on-CPU (issue 34).
+const stillCompiling = "compiling"
+
+// probeBound is bound for a capacity probe: not judged (stillCompiling)
+// when the compiler was busy while it measured. jitCores is nil where the
+// compiler cannot be read; the probe is then judged as measured.
+func probeBound(u result.CPUUse, cpus, meanMs float64, jitCores *float64) string {
+	if jitCores != nil && *jitCores >= jitQuiet {
+		return stillCompiling
+	}
+	return bound(u, cpus, meanMs)
+}
 
 // settle runs the probe's load flat out, a step at a time, until the
 // entrypoint's JIT compiler used less than jitQuiet of a CPU over a step,

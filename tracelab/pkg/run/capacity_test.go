@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tracelab/pkg/load"
+	"tracelab/pkg/result"
 	"tracelab/pkg/runtime"
 	"tracelab/pkg/scenario"
 )
@@ -90,5 +91,23 @@ func TestSettleWithoutAJITCounterDoesNotWait(t *testing.T) {
 	}
 	if !strings.Contains(said, "cannot see gateway's JIT compiler here: probing without waiting for it") {
 		t.Errorf("progress:\n%s", said)
+	}
+}
+
+// A probe that measured a JVM still compiling is not judged: the figures
+// of chatty-db's POST in the cold CI run of issue 34, where 0.39 of the
+// 0.83 cores it read were the compiler's and it was called on-CPU. Once
+// the compiler is quiet, the same figures are judged.
+func TestAProbeOfACompilingJVMIsNotJudged(t *testing.T) {
+	post := result.CPUUse{Cores: 0.827, MsPerRequest: 16.043, OthersCores: 0.12, RestBusy: 0.669}
+	busy, quiet := 0.386, 0.02
+	if got := probeBound(post, 1, 160, &busy); got != stillCompiling {
+		t.Errorf("compiler at %.0f%% of a CPU: bound %q, want %q", 100*busy, got, stillCompiling)
+	}
+	if got := probeBound(post, 1, 160, &quiet); got != "on-CPU" {
+		t.Errorf("compiler quiet: bound %q, want the figures judged (on-CPU)", got)
+	}
+	if got := probeBound(post, 1, 160, nil); got != "on-CPU" {
+		t.Errorf("compiler unseen: bound %q, want the figures judged (on-CPU)", got)
 	}
 }
