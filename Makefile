@@ -220,15 +220,15 @@ need        = command -v $(1) >/dev/null || { echo "$@: $(1) is not installed; $
 INSTALL_KIND    := see https://kind.sigs.k8s.io/docs/user/quick-start/\#installation (kind >= 0.33.0)
 INSTALL_KUBECTL := see https://kubernetes.io/docs/tasks/tools/ (kubectl >= 1.34)
 
-tools-k8s: ## build or fetch the Kubernetes check tools: kustomize, a control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok), OpenTofu, tflint, promtool
+tools-k8s: ## build or fetch the Kubernetes check tools: kustomize, a control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok), hclfmt, tflint, promtool
 	@infra/local/tools.sh k8s
 
 test-k8s: tools-k8s test-k8s-configs ## checks of k8s/ on a throwaway control plane (kwok's fake nodes), and of infra/terraform: no container engine, no cloud
 	@source $(K8S_TOOLS); echo "==> k8s overlays on Kubernetes $$KUBERNETES_VERSION (etcd, API server, controllers, kwok nodes on 127.0.0.1): server-side apply, Pod Security, rollouts, the kind runtime's variant switch; policy and cross-checks"
 	cd tracelab && TRACELAB_K8S_CHECKS=1 go test -count=1 -timeout 10m ./internal/manifests ./pkg/runtime
-	@echo "==> infra/terraform: fmt -check (OpenTofu's formatter) and tflint"
-	@# fmt reads no CLI configuration; one named by TF_CLI_CONFIG_FILE but missing would only add warnings.
-	@source $(K8S_TOOLS); TF_CLI_CONFIG_FILE=/dev/null "$$TOFU_BIN" fmt -check -recursive -diff infra/terraform && echo "fmt: ok"
+	@echo "==> infra/terraform: fmt -check (hclfmt: terraform fmt's formatter) and tflint"
+	@source $(K8S_TOOLS); rc=0; for f in infra/terraform/*.tf; do "$$HCLFMT_BIN" -check "$$f" | diff -u --label "$$f" --label "$$f (formatted)" "$$f" - || rc=1; done; \
+	  [ $$rc = 0 ] || { echo "fmt: the files above are not formatted: terraform fmt infra/terraform" >&2; exit 1; }; echo "fmt: ok"
 	@source $(K8S_TOOLS); cd infra/terraform && "$$TFLINT_BIN" --no-color && echo "tflint: ok"
 
 # The telemetry stack's configurations as its pods get them, checked by the

@@ -234,7 +234,7 @@ kubernetes_bins() {
 
 # The Kubernetes checks (make test-k8s): kustomize renders the overlays, a
 # throwaway control plane (etcd, the Kubernetes binaries and kwok's fake
-# nodes) takes them, OpenTofu (for `fmt -check`) and tflint check
+# nodes) takes them, hclfmt (for `fmt -check`) and tflint check
 # infra/terraform. Kept apart from main so that running the lab locally
 # never waits for them.
 k8s_tools() {
@@ -251,8 +251,7 @@ k8s_tools() {
     "go.etcd.io/etcd/client/v3 => go.etcd.io/etcd/client/v3 $ETCD_VERSION" \
     "go.etcd.io/etcd/pkg/v3 => go.etcd.io/etcd/pkg/v3 $ETCD_VERSION"
   in_parallel kwok go_tool kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
-  in_parallel tofu go_tool tofu github.com/opentofu/opentofu "$OPENTOFU_VERSION" github.com/opentofu/opentofu/cmd/tofu \
-    'github.com/hashicorp/hcl/v2 v2.20.1 => github.com/opentofu/hcl/v2 v2.20.2-0.20250121132637-504036cd70e7'
+  in_parallel hclfmt go_tool hclfmt github.com/hashicorp/hcl/v2 "$HCL_VERSION" github.com/hashicorp/hcl/v2/cmd/hclfmt
   in_parallel tflint go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION" github.com/terraform-linters/tflint
   in_parallel promtool promtool_bin
   await_all
@@ -268,7 +267,7 @@ KUBE_SCHEDULER_BIN=$k8s/kube-scheduler
 KUBECTL_BIN=$k8s/kubectl
 ETCD_BIN=$(tool etcd)
 KWOK_BIN=$(tool kwok)
-TOFU_BIN=$(tool tofu)
+HCLFMT_BIN=$(tool hclfmt)
 TFLINT_BIN=$(tool tflint)
 PROMTOOL_BIN=$(tool promtool)
 EOF

@@ -47,7 +47,7 @@ func dryRun(t *testing.T, args ...string) string {
 // the lab's tool builds (tools.sh: the collector, Jaeger, Prometheus,
 // toxiproxy, process-compose, PostgreSQL, Kafka, the k8s check tools),
 // Maven and a JDK on the host, and root's package manager.
-var forbidden = regexp.MustCompile(`infra/local/tools\.sh|tools(-k8s)?\.env|\bmvn\b|find-jdk|apt-get|KUSTOMIZE_BIN|TOFU_BIN|python3`)
+var forbidden = regexp.MustCompile(`infra/local/tools\.sh|tools(-k8s)?\.env|\bmvn\b|find-jdk|apt-get|KUSTOMIZE_BIN|HCLFMT_BIN|python3`)
 
 func TestScenarioOnKubernetesBuildsOnlyTracelab(t *testing.T) {
 	local := dryRun(t, "scenario-nplus1")
