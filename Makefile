@@ -147,7 +147,7 @@ bench: tools build bench-throughput bench-noisy bench-first-run ## benchmarks: t
 profile-antpath: $(TRACELAB) services/gateway/target/gateway.jar ## JFR profile of the gateway alone, per matcher: share of CPU samples in path matching (antpath)
 	@TRACELAB_BIN=$(TRACELAB) services/gateway/profile-matching.sh
 
-bench-noisy: tools build ## every scenario's smoke profile beside a CPU hog on every CPU (stress-ng), RUNS times (3): verdicts and pass rates
+bench-noisy: tools build ## every scenario's smoke profile beside a CPU hog on every CPU (stress-ng), RUNS times (3): verdicts and pass rates (TEST=<e2e test name> runs that test instead)
 	@TRACELAB_BIN=$(TRACELAB) infra/local/bench-noisy.sh
 
 bench-first-run: ## the first make scenario-nplus1 from a fresh clone: cold (every cache empty) and warm (about 25 minutes)

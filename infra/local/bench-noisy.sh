@@ -4,13 +4,26 @@
 # Debian package), as a shared CI runner would be. It prints each run's
 # verdict and the failed checks, then the pass rate per scenario; the
 # scenario READMEs record them. The stack binds the lab's ports, so nothing
-# else of the lab may run.
+# else of the lab may run. TEST=<name> runs that end-to-end test
+# (tracelab/e2e, e.g. TestChattyDBSmoke) in place of the plain scenario
+# runs, so its own checks are judged beside the hog too.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 runs=${RUNS:-3}
 hogs=${HOGS:-$(getconf _NPROCESSORS_ONLN)}
 scenarios=${SCENARIOS:-$(cd "$root/scenarios" && ls -d */ | tr -d / | tr '\n' ' ')}
 tracelab=${TRACELAB_BIN:-$root/.state/bin/tracelab}
+test=${TEST:-}
+[ -z "$test" ] || scenarios=$test
+
+# one NAME: a smoke run of scenario NAME, or the end-to-end test NAME.
+one() {
+  if [ -n "$test" ]; then
+    (cd "$root/tracelab" && TRACELAB_BIN=$tracelab go test -tags e2e -count=1 -v -timeout 30m -run "^$1\$" ./e2e)
+  else
+    "$tracelab" scenario run "$1" --profile smoke
+  fi
+}
 
 if ! command -v stress-ng >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -35,7 +48,7 @@ for s in $scenarios; do
     hog=$!
     t0=$SECONDS
     rc=0
-    "$tracelab" scenario run "$s" --profile smoke >"$out/$s-$i.log" 2>&1 || rc=$?
+    one "$s" >"$out/$s-$i.log" 2>&1 || rc=$?
     kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null || true; hog=
     load=$(cut -d' ' -f1 /proc/loadavg)
     case $rc in
@@ -44,7 +57,7 @@ for s in $scenarios; do
       *) verdict="ERROR (exit $rc: $(tail -n1 "$out/$s-$i.log"))" ;;
     esac
     printf '%-15s run %d: %s in %ds, load average %s at the end\n' "$s" "$i" "$verdict" $((SECONDS - t0)) "$load"
-    grep '^  FAIL' "$out/$s-$i.log" || true
+    grep -E '^  FAIL|^\s+[a-z_]+_test\.go:[0-9]+: ' "$out/$s-$i.log" || true
   done
 done
 echo
