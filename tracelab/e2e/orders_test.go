@@ -84,8 +84,9 @@ func TestChattyDBSmoke(t *testing.T) {
 	// the test is stricter than the verdict on purpose: the contrast is the
 	// case's own evidence, which the report's capacity table teaches. It
 	// reads the lab's own classification (bound, the rule the report
-	// prints), never a figure of its own, on probes that waited for orders'
-	// JIT (the profile's settle), so a JVM still compiling is never judged.
+	// prints, which counts the JIT compiler as a neighbour), never a figure
+	// of its own, on probes that waited for orders' JIT (the profile's
+	// settle).
 	probes := map[string]result.Capacity{}
 	for _, p := range res.Capacity {
 		probes[p.Variant] = p
@@ -93,8 +94,8 @@ func TestChattyDBSmoke(t *testing.T) {
 	get, post := probes["get"], probes["baseline"]
 	seen := fmt.Sprintf("GET %s, POST %s; load average %s", describeProbe(get, "orders"), describeProbe(post, "orders"), loadAverage())
 	for _, p := range []result.Capacity{get, post} {
-		if p.SettleS <= 0 || p.JITCores == nil || p.Bound == "compiling" {
-			t.Errorf("probe %s did not measure a settled JVM; want it to wait for the JIT and read it: %s", p.Variant, seen)
+		if p.SettleS <= 0 || p.JITCores == nil {
+			t.Errorf("probe %s did not wait for the JIT or read it: %s", p.Variant, seen)
 		}
 	}
 	// The contrast must never flip: the POST never on-CPU, the GET never

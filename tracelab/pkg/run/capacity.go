@@ -116,8 +116,8 @@ func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile stri
 		p.Samples["capacity_cpu_ms_per_request"] = cpu.perRequest
 	}
 	r.Progress("[%s] %.0f req/s flat out, mean %.1f ms, %s", tag, sum.ThroughputRPS, sum.MeanMs, describeCPU(cpu.use[entry], entry, p.Bound, p.GeneratorCores))
-	if p.Bound == stillCompiling {
-		r.Progress("[%s] not judged on- or off-CPU: %s's JIT compiler used %.0f%% of a CPU while it measured", tag, entry, 100**p.JITCores)
+	if p.JITCores != nil {
+		r.Progress("[%s] %s's JIT compiler used %.0f%% of a CPU while it measured, judged as a neighbour's", tag, entry, 100**p.JITCores)
 	}
 	return p, nil
 }
@@ -132,20 +132,22 @@ const (
 	jitQuiet   = 0.05
 )
 
-// stillCompiling is a probe's bound when its JIT compiler used at least
-// jitQuiet of a CPU while it measured: part of the CPU it read was the
-// compiler's and part was code not yet compiled, so how the warm service
-// spends its time cannot be told from it. In a cold CI run chatty-db's
-// POST, a service waiting on its database, read 0.83 of its one CPU, 0.39
-// of it the compiler's, and was called on-CPU (issue 34).
-const stillCompiling = "compiling"
-
-// probeBound is bound for a capacity probe: not judged (stillCompiling)
-// when the compiler was busy while it measured. jitCores is nil where the
-// compiler cannot be read; the probe is then judged as measured.
+// probeBound is bound for a capacity probe, with the JIT compiler's CPU
+// while it measured (jitCores, nil where it cannot be read) counted as a
+// neighbour's: its threads run in the service's process but do none of the
+// requests' work. A compiler that filled the CPU with the service leaves it
+// contended (whether the warm service would fill it cannot be told), and
+// one that did not leaves it off-CPU, as interpreted code only costs more.
+// In a cold CI run chatty-db's POST, a service waiting on its database,
+// read 0.83 of its one CPU, 0.39 of it the compiler's, and counted as
+// on-CPU (issue 34); the probes now also wait for the compiler (settle),
+// whose few per cent after that stay out of the service's share too.
 func probeBound(u result.CPUUse, cpus, meanMs float64, jitCores *float64) string {
-	if jitCores != nil && *jitCores >= jitQuiet {
-		return stillCompiling
+	if jitCores != nil && *jitCores > 0 && u.Cores > 0 {
+		jit := min(*jitCores, u.Cores)
+		u.MsPerRequest *= (u.Cores - jit) / u.Cores
+		u.Cores -= jit
+		u.OthersCores += jit
 	}
 	return bound(u, cpus, meanMs)
 }
