@@ -23,8 +23,8 @@ JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -nam
 # A recipe prefix: the services need a JDK >= 21, which may not be the default.
 MVN          := infra/local/mvn.sh -B -q -f services/pom.xml
 
-.PHONY: help tools tools-test build generate up down status logs test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
-.PHONY: tools-bench bench-detect bench-throughput bench-first-run profile-antpath
+.PHONY: help tools tools-test build generate up down status logs ui test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
+.PHONY: tools-bench bench-detect bench-throughput bench-first-run bench-explorer profile-antpath
 .PHONY: tools-k8s test-k8s test-kind images kind-load kind-preload kind-mirror kind-up kind-down k8s-wait eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
@@ -67,6 +67,9 @@ status: $(TRACELAB) ## show the lab's processes and endpoints
 
 logs: $(TRACELAB) ## follow the logs of every process (Ctrl-C to stop)
 	@$(TRACELAB) logs
+
+ui: $(TRACELAB) ## the trace explorer at http://127.0.0.1:16600 (EXPLORER_PORT): every run's traces (search, waterfall, compare) and the dashboards; the stack may be down (Ctrl-C stops it)
+	@$(TRACELAB) ui
 
 # What a run needs first. Locally: the pinned tools and the services, which
 # share nothing, so on a first run Maven's downloads overlap the tools' Go
@@ -137,7 +140,7 @@ test-e2e: tools tools-test build
 	@echo "==> end-to-end: the smoke profile of every scenario on the local runtime"
 	cd tracelab && TRACELAB_BIN=$(TRACELAB) e2e/run.sh $(STATE)/logs/test-e2e.log -tags e2e -count=1 -timeout 40m ./e2e
 
-bench: tools build bench-throughput bench-noisy bench-first-run ## benchmarks: tracelab vs perf-sentinel (wall, CPU, memory), analyzer spans/s, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), smoke verdicts beside a CPU hog, a newcomer's first run
+bench: tools build bench-throughput bench-explorer bench-noisy bench-first-run ## benchmarks: tracelab vs perf-sentinel (wall, CPU, memory), analyzer spans/s, the trace explorer in Chromium, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), smoke verdicts beside a CPU hog, a newcomer's first run
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x -benchmem
 	$(TRACELAB) bench-load
 	$(TRACELAB) bench-stack
@@ -149,6 +152,10 @@ profile-antpath: $(TRACELAB) services/gateway/target/gateway.jar ## JFR profile 
 
 bench-noisy: tools build ## every scenario's smoke profile beside a CPU hog on every CPU (stress-ng), RUNS times (3): verdicts and pass rates (TEST=<e2e test name> runs that test instead)
 	@TRACELAB_BIN=$(TRACELAB) infra/local/bench-noisy.sh
+
+# Each measurement opens a fresh headless Chromium: nothing cached.
+bench-explorer: tools-test ## the trace explorer in headless Chromium: time to first paint and to an interactive waterfall, 3,203 and 50,000 spans (RUNS, 5)
+	@set -a; source $(TEST_TOOLS); set +a; cd tracelab && go run ./internal/explorerbench -runs $(or $(RUNS),5)
 
 bench-first-run: ## the first make scenario-nplus1 from a fresh clone: cold (every cache empty) and warm (about 25 minutes)
 	@infra/local/bench-first-run.sh
@@ -292,7 +299,7 @@ kind-up: $(TRACELAB) ## create the kind cluster, build and load the images, depl
 	@k8s/gen-secrets.sh
 	$(RENDER) $(KIND_OVERLAY) | k8s/images.sh pin-builds | kubectl --context $(KIND_CONTEXT) apply -f -
 	@$(MAKE) --no-print-directory k8s-wait CONTEXT=$(KIND_CONTEXT)
-	@echo "kind: ready. RUNTIME=kind make scenario-nplus1; Jaeger http://127.0.0.1:16686, Grafana http://127.0.0.1:13000 (admin, password in k8s/base/secrets/grafana.env)"
+	@echo "kind: ready. RUNTIME=kind make scenario-nplus1; make ui RUNTIME=kind (the trace explorer); Jaeger http://127.0.0.1:16686, Grafana http://127.0.0.1:13000 (admin, password in k8s/base/secrets/grafana.env)"
 
 # CI's kind stage (.ci/run runs it after make test): everything built here,
 # no registry. As root where no container engine answers: it then runs a

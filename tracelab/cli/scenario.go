@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"tracelab/pkg/lab"
@@ -95,8 +96,9 @@ func runScenarioRun(co *lab.Checkout, args []string) int {
 	if *record {
 		fmt.Printf("recorded: %s/baseline.json (profile %s)\n", s.Dir, *profile)
 	}
+	fmt.Printf("explore its traces: make ui, then %s\n", explorerURL(co, "#/run/"+filepath.Base(filepath.Dir(res.ResultFile))))
 	if ses.wasRunning || *keep {
-		fmt.Printf("Jaeger: %s (the stack is still running; 'make down' stops it)\n", ses.rt.JaegerURL())
+		fmt.Printf("the stack is still running (Jaeger %s, Prometheus %s): the explorer reads them live too; 'make down' stops it\n", ses.rt.JaegerURL(), ses.rt.PrometheusURL())
 	}
 	if res.Verdict != "pass" {
 		return exitFail

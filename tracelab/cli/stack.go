@@ -49,7 +49,7 @@ func runUp(args []string) int {
 		rt.Down(context.Background())
 		return fail(exitRuntime, "%v", err)
 	}
-	progress("ready: %s; Jaeger %s", strings.Join(services, ", "), rt.JaegerURL())
+	progress("ready: %s; Jaeger %s, Prometheus %s; the trace explorer: make ui (%s)", strings.Join(services, ", "), rt.JaegerURL(), rt.PrometheusURL(), explorerURL(co, ""))
 	return exitOK
 }
 

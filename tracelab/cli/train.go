@@ -84,9 +84,9 @@ func runTrain(args []string) int {
 
 	fmt.Printf("\nOpen the report (it does not say what it found): %s\n", blind)
 	if id := train.ExampleTrace(res.Variants[0]); id != "" {
-		fmt.Printf("Jaeger, while this round waits for your answer: %s/api/traces/%s (the query API; the UI is a placeholder when built from source)\n", ses.rt.JaegerURL(), id)
+		fmt.Printf("a trace of this round, raw, while it waits for your answer: %s/api/traces/%s (Jaeger's query API)\n", ses.rt.JaegerURL(), id)
 	}
-	fmt.Println("Grafana: in the Kubernetes runtimes only (dashboards/); the local runtime has no Grafana.")
+	fmt.Printf("after you answer: make ui draws this round's traces, dashboards and findings at %s\n", explorerURL(co, "#/run/"+filepath.Base(filepath.Dir(res.ResultFile))))
 	fmt.Println("The run's result under .state/results holds the answer: do not peek.")
 	return askAndGrade(in, r, filepath.Join(roundDir, "round.json"))
 }

@@ -18,9 +18,9 @@ import (
 
 // whileStackUp holds the checks a scenario's smoke run makes before its
 // stack goes down (see runSmoke).
-var whileStackUp = map[string]func(*testing.T, result.Result){
-	"nplus1":         compareOverJaeger,
-	"kafka-batching": killEachProcess,
+var whileStackUp = map[string]map[string]func(*testing.T, result.Result){
+	"nplus1":         {"compare-over-jaeger": compareOverJaeger, "explorer-in-chromium": checkExplorer},
+	"kafka-batching": {"kill-each-process": killEachProcess},
 }
 
 // compareOverJaeger runs `tracelab compare` over the lab's Jaeger, the

@@ -10,10 +10,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -240,8 +242,8 @@ func runSmoke(t *testing.T, name string) result.Result {
 	checkJoin(t, res)
 	t.Run("dashboards", func(t *testing.T) { checkDashboards(t, name, res) })
 	t.Run("report-in-chromium", func(t *testing.T) { checkReportInChromium(t, filepath.Join(filepath.Dir(path), "report.html"), res) })
-	if check, ok := whileStackUp[name]; ok {
-		t.Run("while-the-stack-is-up", func(t *testing.T) { check(t, res) })
+	for _, check := range slices.Sorted(maps.Keys(whileStackUp[name])) {
+		t.Run(check, func(t *testing.T) { whileStackUp[name][check](t, res) })
 	}
 	return res
 }

@@ -265,39 +265,13 @@ func merge(segs []Segment, gap float64) []Segment {
 	return out
 }
 
-// highlighted marks the spans a finding is about: those it lists in
-// Evidence["highlight_span_ids"], or else the spans of the example trace
-// whose operation is the finding's (under its example parent, if named).
+// highlighted marks the spans a finding is about (detect.Finding.SpansIn).
 func highlighted(t *trace.Trace, f *detect.Finding) map[string]bool {
 	marked := map[string]bool{}
-	if f == nil {
-		return marked
-	}
-	// []string from a run in memory, []any once read back from result.json.
-	switch ids := f.Evidence["highlight_span_ids"].(type) {
-	case []string:
-		for _, id := range ids {
-			marked[id] = true
+	if f != nil {
+		for _, s := range f.SpansIn(t) {
+			marked[s.SpanID] = true
 		}
-		return marked
-	case []any:
-		for _, id := range ids {
-			if s, ok := id.(string); ok {
-				marked[s] = true
-			}
-		}
-		return marked
-	}
-	parent, _ := f.Evidence["example_parent_span_id"].(string)
-	for _, s := range t.Spans {
-		op := t.Operation(s)
-		if op != f.Operation && s.Service+" "+op != f.Operation {
-			continue
-		}
-		if p := t.Parent(s); parent != "" && (p == nil || p.SpanID != parent) {
-			continue
-		}
-		marked[s.SpanID] = true
 	}
 	return marked
 }

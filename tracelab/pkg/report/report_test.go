@@ -98,20 +98,6 @@ func TestBlindReportHidesTheAnswer(t *testing.T) {
 	}
 }
 
-// A finding can name its spans by id (chatty-db does: its round trips are
-// different statements); the ids arrive as []string from a run in memory
-// and as []any from a result.json read back.
-func TestHighlightBySpanIDs(t *testing.T) {
-	tr := trace.Group(tracegen.LabTrace(tracegen.LabOptions{Items: 3, Seed: 1}))[0]
-	a, b := tr.Spans[1].SpanID, tr.Spans[2].SpanID
-	for _, ids := range []any{[]string{a, b}, []any{a, b}} {
-		f := &detect.Finding{Operation: "not an operation", Evidence: map[string]any{"highlight_span_ids": ids}}
-		if m := highlighted(tr, f); len(m) != 2 || !m[a] || !m[b] {
-			t.Errorf("%T: marked %v, want %s and %s", ids, m, a, b)
-		}
-	}
-}
-
 // A Kafka variant shows its producer's batching; a variant without client
 // metrics shows none.
 func TestReportShowsRecordsPerRequest(t *testing.T) {
