@@ -149,6 +149,7 @@ type Waterfall struct {
 	Hidden     int    // rows left out past the cap
 	HiddenNote string // what the left-out rows were, mostly
 	Highlight  string // what the highlighted rows are
+	Axis       []Tick
 }
 
 type Row struct {
@@ -161,13 +162,58 @@ type Row struct {
 	Finding     bool
 	Critical    []Segment // parts of this span on the critical path
 	Folded      int       // > 0: this row stands for that many sibling spans
+	// Details is what the row's tooltip shows: kind, status, timing,
+	// thread and attributes; the page has no script to ask for more.
+	Details string
+}
+
+// Tick is a mark of the waterfall's time axis.
+type Tick struct {
+	Left  float64 // fraction of the trace
+	Label string
+}
+
+// axis marks the trace's time at every quarter.
+func axis(durationMs float64) []Tick {
+	ticks := []Tick{{0, "0"}}
+	for i := 1; i <= 4; i++ {
+		ticks = append(ticks, Tick{float64(i) / 4, analyze.FormatMs(durationMs * float64(i) / 4)})
+	}
+	return ticks
+}
+
+// maxDetailAttrs bounds the attributes a row's tooltip lists, so a span
+// with hundreds of them does not bloat a one-file report.
+const maxDetailAttrs = 40
+
+func details(t *trace.Trace, s *trace.Span, start int64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n%s, status %s", s.Service, t.Operation(s), s.Kind, s.Status)
+	if s.StatusMessage != "" {
+		fmt.Fprintf(&b, " (%s)", s.StatusMessage)
+	}
+	fmt.Fprintf(&b, "\nstarts %s after the trace, lasts %s", analyze.FormatMs(float64(s.Start-start)/1e6), analyze.FormatMs(float64(s.Duration())/1e6))
+	attrs := s.Attrs.Map()
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		if i == maxDetailAttrs {
+			fmt.Fprintf(&b, "\n… %d more attributes", len(keys)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n%s = %s", k, attrs[k])
+	}
+	return b.String()
 }
 
 type Segment struct{ Left, Width float64 }
 
 func waterfall(t *trace.Trace, f *detect.Finding, maxRows int) *Waterfall {
 	start, total := t.Root.Start, float64(max(t.Duration(), 1))
-	w := &Waterfall{TraceID: t.ID, DurationMs: float64(t.Duration()) / 1e6}
+	w := &Waterfall{TraceID: t.ID, DurationMs: float64(t.Duration()) / 1e6, Axis: axis(float64(t.Duration()) / 1e6)}
 	critical := map[string][]Segment{}
 	for _, sec := range t.CriticalPath() {
 		critical[sec.SpanID] = append(critical[sec.SpanID], Segment{float64(sec.Start-start) / total, float64(sec.Duration()) / total})
@@ -182,7 +228,7 @@ func waterfall(t *trace.Trace, f *detect.Finding, maxRows int) *Waterfall {
 			Depth: depth, Service: s.Service, Operation: t.Operation(s),
 			Left: float64(s.Start-start) / total, Width: float64(s.Duration()) / total,
 			DurationMs: float64(s.Duration()) / 1e6, Thread: s.Attr("thread.name"),
-			Finding: marked[s.SpanID], Critical: critical[s.SpanID],
+			Finding: marked[s.SpanID], Critical: critical[s.SpanID], Details: details(t, s, start),
 		}
 	}
 	var walk func(s *trace.Span, depth int)

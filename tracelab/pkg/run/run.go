@@ -33,6 +33,7 @@ import (
 	"tracelab/pkg/result"
 	"tracelab/pkg/runtime"
 	"tracelab/pkg/scenario"
+	"tracelab/pkg/source"
 	"tracelab/pkg/trace"
 )
 
@@ -192,7 +193,8 @@ func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile, var
 	if err := r.Runtime.Reconnect(ctx); err != nil {
 		return err
 	}
-	traces, err := r.collectTraces(ctx, jc, s.Entrypoint, vr.Window.Start, vr.Window.End, answered(lr.Records))
+	want := answered(lr.Records)
+	traces, err := r.collectTraces(ctx, r.runTraces(s.Entrypoint, vr.Window.Start, vr.Window.End, want), s.Entrypoint, want)
 	if err != nil {
 		return err
 	}
@@ -376,6 +378,15 @@ func (r *Runner) progressFor(variant string) func(string, ...any) {
 // a variable so that a test's run waits milliseconds.
 var tracesEvery = time.Second
 
+// runTraces is where a run's traces are: the entrypoint's service in
+// Jaeger over the run's window, fetched as analyze --jaeger fetches
+// (pkg/source), with room for every request of the run.
+func (r *Runner) runTraces(ep scenario.Entrypoint, from, to time.Time, want int) *source.Source {
+	return &source.Source{Kind: source.Jaeger, URL: r.Runtime.JaegerURL(), Service: ep.Service,
+		From: from, To: to.Add(time.Second), Limit: want + 100,
+		Timeout: time.Minute, MaxResponseBytes: source.DefaultMaxResponseBytes}
+}
+
 // collectTraces waits until Jaeger's answer for the run has stopped
 // growing, spans of one trace arriving from several services each with its
 // own export delay, and holds a trace for every request of the run.
@@ -385,7 +396,7 @@ var tracesEvery = time.Second
 // a full profile's answer, every second. A stable answer is parsed once;
 // it is parsed again only if it lacked traces and then changed, so a run
 // whose traces all arrived parses them once.
-func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep scenario.Entrypoint, from, to time.Time, want int) ([]*trace.Trace, error) {
+func (r *Runner) collectTraces(ctx context.Context, src *source.Source, ep scenario.Entrypoint, want int) ([]*trace.Trace, error) {
 	parse := r.parse
 	if parse == nil {
 		parse = otlp.Parse
@@ -395,16 +406,12 @@ func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep scenar
 	lastSize, stable := -1, 0
 	var traces []*trace.Trace
 	parsedSize := -1 // the size of the answer traces were parsed from
-	read := func(raw []byte) error {
-		all, err := parse(bytes.NewReader(raw))
-		if err != nil {
-			return fmt.Errorf("Jaeger returned traces tracelab cannot read: %v", err)
-		}
-		traces, parsedSize = rootedAt(all, ep), len(raw)
-		return nil
-	}
-	for {
-		raw, err := jc.FindTraces(ctx, ep.Service, from, to.Add(time.Second), want+100)
+	last := false    // the deadline passed: parse what there is
+	fetch := *src
+	// The source hands each answer here; it is parsed only when it is
+	// stable and new, and otherwise yields no trace (NoTracesError).
+	fetch.Parse = func(in io.Reader) ([]*trace.Trace, error) {
+		raw, err := io.ReadAll(in)
 		if err != nil {
 			return nil, err
 		}
@@ -414,20 +421,25 @@ func (r *Runner) collectTraces(ctx context.Context, jc *jaeger.Client, ep scenar
 			stable = 0
 		}
 		lastSize = len(raw)
-		if stable >= 2 && len(raw) != parsedSize {
-			if err := read(raw); err != nil {
-				return nil, err
+		if (stable >= 2 || last) && len(raw) != parsedSize {
+			all, err := parse(bytes.NewReader(raw))
+			if err != nil {
+				return nil, fmt.Errorf("Jaeger returned traces tracelab cannot read: %v", err)
 			}
-			if len(traces) >= want {
-				return traces, nil
-			}
+			traces, parsedSize = rootedAt(all, ep), len(raw)
+			return traces, nil
 		}
-		if time.Now().After(deadline) {
-			if len(raw) != parsedSize {
-				if err := read(raw); err != nil {
-					return nil, err
-				}
-			}
+		return nil, nil
+	}
+	for {
+		last = time.Now().After(deadline)
+		if _, err := fetch.Fetch(ctx); err != nil && !errors.As(err, new(*source.NoTracesError)) {
+			return nil, err
+		}
+		if len(traces) >= want && parsedSize == lastSize {
+			return traces, nil
+		}
+		if last {
 			spans := 0
 			for _, t := range traces {
 				spans += len(t.Spans)

@@ -16,7 +16,6 @@ import (
 
 	"tracelab/internal/labtest"
 	"tracelab/internal/tracegen"
-	"tracelab/pkg/jaeger"
 	"tracelab/pkg/lab"
 	"tracelab/pkg/load"
 	"tracelab/pkg/otlp"
@@ -189,7 +188,8 @@ func TestAStableAnswerShortOfTracesIsReadAgainOnlyOnceItChanged(t *testing.T) {
 		return otlp.Parse(in)
 	}}
 	ep := scenario.Entrypoint{Service: "catalog", Method: "GET", Path: "/catalog/summary"}
-	got, err := r.collectTraces(context.Background(), jaeger.New(js.URL), ep, time.Now(), time.Now(), 2)
+	r.Runtime = &fakeStack{jaeger: js.URL}
+	got, err := r.collectTraces(context.Background(), r.runTraces(ep, time.Now(), time.Now(), 2), ep, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
