@@ -118,3 +118,15 @@ func TestReportShowsRecordsPerRequest(t *testing.T) {
 		t.Error("a variant without client metrics shows records per request")
 	}
 }
+
+// Each waterfall has a time axis, and each span row's tooltip holds its
+// kind, timing and attributes: what a reader of the offline file can ask.
+func TestWaterfallHasAnAxisAndSpanDetails(t *testing.T) {
+	html := render(t, Options{})
+	if n := strings.Count(html, `class="wf-row wf-axis"`); n != 2 {
+		t.Errorf("%d time axes; want one per variant's waterfall", n)
+	}
+	if !strings.Contains(html, "CLIENT, status UNSET") || !strings.Contains(html, "url.full = http://127.0.0.1:18081/prices/") {
+		t.Error("no span row's tooltip lists its kind, status and attributes")
+	}
+}
