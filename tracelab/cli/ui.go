@@ -41,18 +41,25 @@ func runUI(args []string) int {
 	cfg := explorer.Config{Results: *results, Root: co.Root, Log: os.Stderr,
 		JaegerURL:     "http://127.0.0.1:" + co.Ports["JAEGER_QUERY_PORT"],
 		PrometheusURL: "http://127.0.0.1:" + co.Ports["PROMETHEUS_PORT"]}
+	ctx, stop := interruptible()
+	defer stop()
 	// A runtime that cannot be opened (no tools yet) leaves the defaults:
-	// the explorer reads the saved runs all the same.
+	// the explorer reads the saved runs all the same. On EKS the telemetry
+	// is reached by port-forwards, started here and stopped on exit.
 	if rt, err := openRuntime(co, *rtName); err == nil {
 		cfg.JaegerURL, cfg.PrometheusURL = rt.JaegerURL(), rt.PrometheusURL()
+		if k, ok := rt.(interface{ ReachTelemetry(context.Context) error }); ok {
+			if err := k.ReachTelemetry(ctx); err != nil {
+				progress("the cluster's Jaeger and Prometheus cannot be reached (%v): the explorer reads the saved runs only", err)
+			}
+			defer rt.Down(context.Background())
+		}
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fail(exitRuntime, "cannot listen on %s: %v (another tracelab ui? --addr picks another port)", *addr, err)
 	}
 	srv := &http.Server{Handler: explorer.New(cfg), ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := interruptible()
-	defer stop()
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -5,7 +5,11 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +34,7 @@ import (
 func checkExplorer(t *testing.T, res result.Result) {
 	run := filepath.Base(filepath.Dir(res.ResultFile))
 	shots := filepath.Dir(res.ResultFile)
-	base := startExplorer(t)
+	base := startExplorer(t, "local")
 
 	tools, err := lab.ReadEnvFile(filepath.Join(root(t), lab.StateDir, "tools-test.env"))
 	if err != nil || tools["CHROMIUM_BIN"] == "" {
@@ -141,13 +145,14 @@ func checkExplorer(t *testing.T, res result.Result) {
 		t.Errorf("the nplus1 dashboard drew %d PromQL panels with data and %d TraceQL panels with traces; want at least one of each", data, traces)
 	}
 	shot("dashboard")
+	checkExplorerLive(t, base)
 }
 
 // startExplorer runs `tracelab ui` on a free port until the test ends and
 // returns its URL, read from the line it prints.
-func startExplorer(t *testing.T) string {
+func startExplorer(t *testing.T, runtime string) string {
 	t.Helper()
-	cmd := exec.Command(bin(t), "ui", "--addr", "127.0.0.1:0")
+	cmd := exec.Command(bin(t), "ui", "--addr", "127.0.0.1:0", "--runtime", runtime)
 	cmd.Dir = root(t)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -179,4 +184,47 @@ func profileDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// checkExplorerOnKind: the explorer, run as `make ui RUNTIME=kind` runs it,
+// reads the cluster's Jaeger and Prometheus (kind maps them to the local
+// ports).
+func checkExplorerOnKind(t *testing.T) { checkExplorerLive(t, startExplorer(t, "kind")) }
+
+// checkExplorerLive: the explorer at base reads the running stack: it
+// says Jaeger and Prometheus answer, lists catalog's recent traces from
+// Jaeger, and gets a PromQL panel's series from Prometheus.
+func checkExplorerLive(t *testing.T, base string) {
+	t.Helper()
+	var status struct {
+		JaegerUp bool `json:"jaeger_up"`
+		PromUp   bool `json:"prom_up"`
+	}
+	getJSON(t, base+"/api/status", &status)
+	var live struct{ Total int }
+	getJSON(t, base+"/api/runs/live/traces?variant=catalog&lookback=1h", &live)
+	var prom struct {
+		Series []struct{ Points [][2]float64 }
+	}
+	getJSON(t, base+"/api/promql?expr="+url.QueryEscape(`sum(rate(traces_span_metrics_calls_total[1m]))`), &prom)
+	t.Logf("live: Jaeger %v, Prometheus %v, %d live catalog traces, %d series", status.JaegerUp, status.PromUp, live.Total, len(prom.Series))
+	if !status.JaegerUp || !status.PromUp || live.Total == 0 || len(prom.Series) == 0 || len(prom.Series[0].Points) == 0 {
+		t.Error("the explorer does not read the cluster's Jaeger and Prometheus")
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET %s: %s %s", url, resp.Status, body)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
 }

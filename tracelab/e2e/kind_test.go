@@ -74,6 +74,7 @@ func TestKind(t *testing.T) {
 			checkRollouts(t, name, before, podsByWorkload(t))
 		})
 	}
+	t.Run("explorer", checkExplorerOnKind)
 	t.Run("memory-limits", checkMemoryPeaks)
 }
 

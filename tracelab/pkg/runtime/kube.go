@@ -335,8 +335,7 @@ func (k *Kube) Up(ctx context.Context, services []string, settings Settings, var
 	}
 	// Trace collection and the metrics-reading detectors need Jaeger and
 	// Prometheus on every run.
-	restarted["jaeger"] = k.ports["JAEGER_QUERY_PORT"]
-	restarted["prometheus"] = k.ports["PROMETHEUS_PORT"]
+	maps.Copy(restarted, k.telemetry())
 	for _, service := range slices.Sorted(maps.Keys(restarted)) {
 		if err := k.forward(ctx, service, restarted[service]); err != nil {
 			return err
@@ -466,6 +465,27 @@ func (k *Kube) Endpoint(service string) (string, error) {
 		}
 	}
 	return "http://127.0.0.1:" + port, nil
+}
+
+// telemetry is where Jaeger's query API and Prometheus are reached, by
+// Service: the local runtime's ports.
+func (k *Kube) telemetry() map[string]string {
+	return map[string]string{"jaeger": k.ports["JAEGER_QUERY_PORT"], "prometheus": k.ports["PROMETHEUS_PORT"]}
+}
+
+// ReachTelemetry makes JaegerURL and PrometheusURL answer without a run:
+// kind maps them already; on EKS it starts their port-forwards, which
+// Down stops. The trace explorer (tracelab ui) reads them live.
+func (k *Kube) ReachTelemetry(ctx context.Context) error {
+	if !k.portFwd {
+		return nil
+	}
+	for _, service := range slices.Sorted(maps.Keys(k.telemetry())) {
+		if err := k.forward(ctx, service, k.telemetry()[service]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (k *Kube) JaegerURL() string { return "http://127.0.0.1:" + k.ports["JAEGER_QUERY_PORT"] }

@@ -363,3 +363,25 @@ func TestKubeReadsCPUFromTheContainersCgroup(t *testing.T) {
 		t.Errorf("kubectl calls:\n%s\nwant one listing of the workloads and an exec into deployment/gateway", calls)
 	}
 }
+
+// The trace explorer reaches the cluster's Jaeger and Prometheus without a
+// run: on EKS through port-forwards that Down stops; on kind, NodePorts.
+func TestReachTelemetryForwardsOnlyOnEKS(t *testing.T) {
+	ctx := context.Background()
+	eks := newCluster()
+	k := newKube("eks", "tracelab-eks", labPorts, labInfra, eks)
+	if err := k.ReachTelemetry(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := eks.took(), "port-forward service/jaeger\nport-forward service/prometheus"; got != want {
+		t.Errorf("EKS:\n%s\nwant:\n%s", got, want)
+	}
+	k.Down(ctx)
+	if got, want := eks.took(), "stop jaeger\nstop prometheus"; got != want {
+		t.Errorf("Down:\n%s\nwant:\n%s", got, want)
+	}
+	kind := newCluster()
+	if err := newKube("kind", "kind-tracelab", labPorts, labInfra, kind).ReachTelemetry(ctx); err != nil || kind.took() != "" {
+		t.Errorf("kind: %v, calls %q", err, kind.took())
+	}
+}
