@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"testing"
 	"time"
+	"tracelab/pkg/traceql"
 
 	"tracelab/internal/dashcheck"
 	"tracelab/pkg/dashboards"
@@ -43,10 +44,10 @@ func checkDashboards(t *testing.T, name string, res result.Result) {
 	window := fmt.Sprintf("%ds", int(time.Since(start).Seconds())+60)
 	ctx := context.Background()
 
-	var traceql []dashboards.Query
+	var traceQueries []dashboards.Query
 	for _, g := range guides {
 		if g.Scenario == name {
-			traceql = append(traceql, g)
+			traceQueries = append(traceQueries, g)
 		}
 	}
 	checked := 0
@@ -58,15 +59,15 @@ func checkDashboards(t *testing.T, name string, res result.Result) {
 		for _, q := range d.Queries() {
 			if q.Lang == "traceql" {
 				if d.Scenario() == name || name == "nplus1" {
-					traceql = append(traceql, q)
+					traceQueries = append(traceQueries, q)
 				}
 				continue
 			}
-			if dashcheck.NeedsTempo(q.Text) {
+			if dashboards.NeedsTempo(q.Text) {
 				t.Logf("skipped (Tempo's metrics-generator only): %s", q.Where)
 				continue
 			}
-			expr := dashcheck.Expand(q.Text, "30s", window)
+			expr := dashboards.Expand(q.Text, "30s", window)
 			r, err := queryUntilData(ctx, pc, expr, start)
 			checked++
 			if err != nil {
@@ -112,8 +113,8 @@ func checkDashboards(t *testing.T, name string, res result.Result) {
 	for _, v := range res.Variants {
 		byVariant[v.Variant] = v.Traces
 	}
-	for _, q := range traceql {
-		p, err := dashcheck.ParseTraceQL(q.Text)
+	for _, q := range traceQueries {
+		p, err := traceql.Parse(q.Text)
 		if err != nil {
 			t.Errorf("%s: %v", q.Where, err)
 			continue

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tracelab/pkg/traceql"
 
 	"tracelab/internal/tracegen"
 	"tracelab/pkg/dashboards"
@@ -20,16 +21,6 @@ import (
 
 // labRoot is the checkout, from this package's folder.
 const labRoot = "../../.."
-
-func TestExpandForTheLocalPrometheus(t *testing.T) {
-	got := Expand(`sum(rate(x{lab_variant=~"$variant"}[$__rate_interval])) / increase(y[$__range])`, "30s", "10m")
-	if got != `sum(rate(x{lab_variant=~".*"}[30s])) / increase(y[10m])` {
-		t.Error(got)
-	}
-	if !NeedsTempo("rate(traces_service_graph_request_total[1m])") || NeedsTempo("traces_span_metrics_calls_total") {
-		t.Error("NeedsTempo")
-	}
-}
 
 func labTraces(batch bool) []*trace.Trace {
 	var spans []*trace.Span
@@ -54,7 +45,7 @@ func TestTraceQLOnLabTraces(t *testing.T) {
 		{`{ name = "nope" || resource.service.name = "pricing" }`, true, true},
 	}
 	for _, c := range cases {
-		q, err := ParseTraceQL(c.q)
+		q, err := traceql.Parse(c.q)
 		if err != nil {
 			t.Fatalf("%s: %v", c.q, err)
 		}
@@ -65,7 +56,7 @@ func TestTraceQLOnLabTraces(t *testing.T) {
 			t.Errorf("%s on the batch: %v, want %v", c.q, got, c.fixed)
 		}
 	}
-	q, _ := ParseTraceQL(`{ resource.service.name = "catalog" && span.db.system = "postgresql" }`)
+	q, _ := traceql.Parse(`{ resource.service.name = "catalog" && span.db.system = "postgresql" }`)
 	if why := q.Explain(base); !strings.Contains(why, `span.db.system = "postgresql"`) {
 		t.Errorf("Explain: %s", why)
 	}
@@ -73,7 +64,7 @@ func TestTraceQLOnLabTraces(t *testing.T) {
 		// Tempo's type validation, which the grammar check does not do.
 		`{ kind = "server" }`, `{ kind > server }`, `{ status = failed }`, `{ duration > "2ms" }`,
 		`{ traceDuration > 500 }`, `{ name = GET }`, `{ span.url.full =~ prices }`, `{ span.a =~ "(" }`} {
-		if _, err := ParseTraceQL(bad); err == nil {
+		if _, err := traceql.Parse(bad); err == nil {
 			t.Errorf("%s: parsed, want an error", bad)
 		}
 	}
@@ -99,7 +90,7 @@ func TestEveryTraceQLIsInTheEvaluatedSubset(t *testing.T) {
 			continue
 		}
 		n++
-		if _, err := ParseTraceQL(q.Text); err != nil {
+		if _, err := traceql.Parse(q.Text); err != nil {
 			t.Errorf("%s: %v", q.Where, err)
 		}
 	}
@@ -141,7 +132,7 @@ func TestDashboardQueriesTellBaselineFromFix(t *testing.T) {
 				continue
 			}
 			seen[q.Where] = true
-			p, err := ParseTraceQL(q.Text)
+			p, err := traceql.Parse(q.Text)
 			if err != nil {
 				t.Fatalf("%s: %v", q.Where, err)
 			}
@@ -167,18 +158,18 @@ func TestDashboardQueriesTellBaselineFromFix(t *testing.T) {
 // pathology query, and one that selects none finds nothing.
 func TestSelectsFailsAQueryThatCannotTell(t *testing.T) {
 	baseline, fixed := labTraces(false), labTraces(true)
-	everything, _ := ParseTraceQL(`{ resource.service.name = "catalog" && kind = server }`)
+	everything, _ := traceql.Parse(`{ resource.service.name = "catalog" && kind = server }`)
 	if err := Selects(everything, Pathology, baseline, fixed); err == nil || !strings.Contains(err.Error(), "fixed traces too") {
 		t.Errorf("a query selecting both variants passed as a pathology query: %v", err)
 	}
-	nothing, _ := ParseTraceQL(`{ resource.service.name = "nope" }`)
+	nothing, _ := traceql.Parse(`{ resource.service.name = "nope" }`)
 	if err := Selects(nothing, Pathology, baseline, fixed); err == nil || !strings.Contains(err.Error(), "none of the 3 baseline traces") {
 		t.Errorf("a query selecting nothing passed: %v", err)
 	}
 	if err := Selects(nothing, Browse, baseline, fixed); err == nil {
 		t.Error("a browse query selecting nothing passed")
 	}
-	batch, _ := ParseTraceQL(`{ resource.service.name = "catalog" && kind = client && span.url.full =~ ".*/prices/batch" }`)
+	batch, _ := traceql.Parse(`{ resource.service.name = "catalog" && kind = client && span.url.full =~ ".*/prices/batch" }`)
 	if err := Selects(batch, Fix, baseline, fixed); err != nil {
 		t.Errorf("the batch call as a fix query: %v", err)
 	}
@@ -195,7 +186,7 @@ func TestSelectsFailsAQueryThatCannotTell(t *testing.T) {
 // often as the pathology.
 func TestSelectsToleratesARareFixedTrace(t *testing.T) {
 	baseline := labTraces(false)
-	pathology, _ := ParseTraceQL(`{ resource.service.name = "catalog" && kind = client && span.url.full =~ ".*/prices/[0-9]+" } | count() > 100`)
+	pathology, _ := traceql.Parse(`{ resource.service.name = "catalog" && kind = client && span.url.full =~ ".*/prices/[0-9]+" } | count() > 100`)
 	many := append(labTraces(true), labTraces(true)...)
 	for len(many) < 40 {
 		many = append(many, labTraces(true)...)

@@ -24,34 +24,21 @@ type RangeResult struct {
 
 // QueryRange runs expr over [start, end] at step.
 func QueryRange(ctx context.Context, c *prom.Client, expr string, start, end time.Time, step time.Duration) (RangeResult, error) {
-	params := url.Values{
-		"query": {expr},
-		"start": {strconv.FormatInt(start.Unix(), 10)},
-		"end":   {strconv.FormatInt(end.Unix(), 10)},
-		"step":  {strconv.Itoa(int(step.Seconds()))},
-	}
-	var data struct {
-		Result []struct {
-			Metric map[string]string `json:"metric"`
-			Values [][2]any          `json:"values"`
-		} `json:"result"`
-	}
-	if err := c.Get(ctx, "/api/v1/query_range", params, &data); err != nil {
+	series, err := c.QueryRange(ctx, expr, start, end, step)
+	if err != nil {
 		return RangeResult{}, err
 	}
-	r := RangeResult{Series: len(data.Result), Max: map[string]float64{}}
-	for _, s := range data.Result {
+	r := RangeResult{Series: len(series), Max: map[string]float64{}}
+	for _, s := range series {
 		var key []string
-		for _, name := range slices.Sorted(maps.Keys(s.Metric)) {
-			key = append(key, s.Metric[name])
+		for _, name := range slices.Sorted(maps.Keys(s.Labels)) {
+			key = append(key, s.Labels[name])
 		}
 		k := strings.Join(key, "/")
-		for _, pt := range s.Values {
-			if f, ok := prom.Number(pt[1]); ok {
-				r.FiniteSamples++
-				if m, seen := r.Max[k]; !seen || f > m {
-					r.Max[k] = f
-				}
+		for _, pt := range s.Points {
+			r.FiniteSamples++
+			if m, seen := r.Max[k]; !seen || pt[1] > m {
+				r.Max[k] = pt[1]
 			}
 		}
 	}

@@ -1,12 +1,13 @@
 // Package dashcheck proves the dashboards' queries without Grafana or
 // Tempo, which cannot run on the lab's machines: PromQL against the local
 // Prometheus, TraceQL on a run's traces with an evaluator of the subset the
-// lab uses. Only tests use it (the e2e smoke runs and the unit tests on the
+// lab uses (pkg/traceql). Only tests use it (the e2e smoke runs and the unit tests on the
 // recorded corpus); the tracelab binary does not.
 package dashcheck
 
 import (
 	"fmt"
+	"tracelab/pkg/traceql"
 
 	"tracelab/pkg/dashboards"
 	"tracelab/pkg/trace"
@@ -61,7 +62,7 @@ func RoleOf(q dashboards.Query) Role { return roles[q.Where] }
 
 // Selects checks that a query picks the traces its role says from a
 // scenario's baseline and fixed traces, and says why not otherwise.
-func Selects(q *TraceQL, role Role, baseline, fixed []*trace.Trace) error {
+func Selects(q *traceql.Query, role Role, baseline, fixed []*trace.Trace) error {
 	if role != Browse && (len(baseline) == 0 || len(fixed) == 0) {
 		return fmt.Errorf("needs traces of both variants to tell them apart; got %d baseline and %d fixed", len(baseline), len(fixed))
 	}
@@ -82,7 +83,7 @@ func Selects(q *TraceQL, role Role, baseline, fixed []*trace.Trace) error {
 
 // separates checks that a query selects some of the traces it is for
 // (want), and those it is not for (other) at most a separation-th as often.
-func separates(q *TraceQL, want, other []*trace.Trace, inWant, inOther int, wantName, otherName, tells string) error {
+func separates(q *traceql.Query, want, other []*trace.Trace, inWant, inOther int, wantName, otherName, tells string) error {
 	if inWant == 0 {
 		return fmt.Errorf("selects none of the %d %s traces: %s", len(want), wantName, q.Explain(want))
 	}
@@ -96,7 +97,7 @@ func separates(q *TraceQL, want, other []*trace.Trace, inWant, inOther int, want
 }
 
 // count is how many of the traces the query selects.
-func count(q *TraceQL, traces []*trace.Trace) int {
+func count(q *traceql.Query, traces []*trace.Trace) int {
 	n := 0
 	for _, t := range traces {
 		if q.Match(t) {

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"tracelab/pkg/dashboards"
 
-	"tracelab/internal/dashcheck"
 	"tracelab/pkg/prom"
 )
 
@@ -51,16 +51,9 @@ type rawJSON []byte
 
 func (j rawJSON) MarshalJSON() ([]byte, error) { return j, nil }
 
-// Series is one series of a range query: its labels and its points
-// ([Unix seconds, value], NaN and infinities left out).
-type Series struct {
-	Labels map[string]string `json:"labels"`
-	Points [][2]float64      `json:"points"`
-}
-
 // promQL runs a panel's PromQL over [start, end] (Unix seconds) against
 // the stack's Prometheus, its Grafana variables given what Grafana would
-// give them (dashcheck.Expand, every variant). A query only Tempo's
+// give them (dashboards.Expand, every variant). A query only Tempo's
 // metrics-generator can answer is refused with the reason.
 func (s *Server) promQL(r *http.Request) (any, error) {
 	q := r.URL.Query()
@@ -68,7 +61,7 @@ func (s *Server) promQL(r *http.Request) (any, error) {
 	if expr == "" {
 		return nil, badRequest("expr is required")
 	}
-	if dashcheck.NeedsTempo(expr) {
+	if dashboards.NeedsTempo(expr) {
 		return nil, &httpError{http.StatusUnprocessableEntity, "this query reads the service graph, which only Tempo's metrics-generator makes; Tempo runs on kind and EKS, not locally"}
 	}
 	if s.cfg.PrometheusURL == "" {
@@ -83,37 +76,16 @@ func (s *Server) promQL(r *http.Request) (any, error) {
 	// (Grafana's $__rate_interval at a 15 s scrape is at least 1 m).
 	step := max(time.Duration(end.Sub(start).Seconds()/200)*time.Second, 5*time.Second)
 	rate := max(4*step, 30*time.Second)
-	expanded := dashcheck.Expand(expr, strconv.Itoa(int(rate.Seconds()))+"s", strconv.Itoa(int(end.Sub(start).Seconds()))+"s")
-	var data struct {
-		Result []struct {
-			Metric map[string]string `json:"metric"`
-			Values [][2]any          `json:"values"`
-		} `json:"result"`
-	}
-	params := map[string][]string{
-		"query": {expanded},
-		"start": {strconv.FormatInt(start.Unix(), 10)},
-		"end":   {strconv.FormatInt(end.Unix(), 10)},
-		"step":  {strconv.Itoa(int(step.Seconds()))},
-	}
-	if err := prom.New(s.cfg.PrometheusURL).Get(r.Context(), "/api/v1/query_range", params, &data); err != nil {
+	expanded := dashboards.Expand(expr, strconv.Itoa(int(rate.Seconds()))+"s", strconv.Itoa(int(end.Sub(start).Seconds()))+"s")
+	series, err := prom.New(s.cfg.PrometheusURL).QueryRange(r.Context(), expanded, start, end, step)
+	if err != nil {
 		return nil, &httpError{http.StatusBadGateway, err.Error()}
 	}
 	out := struct {
-		Expr   string   `json:"expr"`
-		Series []Series `json:"series"`
-	}{expanded, []Series{}}
-	for _, res := range data.Result {
-		sr := Series{Labels: res.Metric, Points: [][2]float64{}}
-		for _, pt := range res.Values {
-			at, _ := pt[0].(float64)
-			if v, ok := prom.Number(pt[1]); ok {
-				sr.Points = append(sr.Points, [2]float64{at, v})
-			}
-		}
-		out.Series = append(out.Series, sr)
-	}
-	slices.SortFunc(out.Series, func(a, b Series) int {
+		Expr   string        `json:"expr"`
+		Series []prom.Series `json:"series"`
+	}{expanded, series}
+	slices.SortFunc(out.Series, func(a, b prom.Series) int {
 		return strings.Compare(labelKey(a.Labels), labelKey(b.Labels))
 	})
 	return out, nil

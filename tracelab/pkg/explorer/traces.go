@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"tracelab/pkg/traceql"
 
-	"tracelab/internal/dashcheck"
 	"tracelab/pkg/trace"
 )
 
@@ -354,7 +354,7 @@ func (s *Server) getSpan(r *http.Request) (any, error) {
 // traceQL lists a run's traces a TraceQL query selects, evaluated by the
 // lab's own evaluator of the subset its dashboards use (internal/dashcheck).
 func (s *Server) traceQL(r *http.Request) (any, error) {
-	q, err := dashcheck.ParseTraceQL(r.URL.Query().Get("q"))
+	q, err := traceql.Parse(r.URL.Query().Get("q"))
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}

@@ -54,6 +54,44 @@ func (c *Client) Query(ctx context.Context, query string, at time.Time) ([]Sampl
 	return out, nil
 }
 
+// Series is one series of a range query's answer: its labels and its
+// points, [Unix seconds, value]; points that are not numbers are left out.
+type Series struct {
+	Labels map[string]string `json:"labels"`
+	Points [][2]float64      `json:"points"`
+}
+
+// QueryRange runs a range query over [start, end] at step.
+func (c *Client) QueryRange(ctx context.Context, query string, start, end time.Time, step time.Duration) ([]Series, error) {
+	params := url.Values{
+		"query": {query},
+		"start": {strconv.FormatInt(start.Unix(), 10)},
+		"end":   {strconv.FormatInt(end.Unix(), 10)},
+		"step":  {strconv.Itoa(max(int(step.Seconds()), 1))},
+	}
+	var data struct {
+		Result []struct {
+			Metric map[string]string `json:"metric"`
+			Values [][2]any          `json:"values"`
+		} `json:"result"`
+	}
+	if err := c.Get(ctx, "/api/v1/query_range", params, &data); err != nil {
+		return nil, err
+	}
+	out := make([]Series, 0, len(data.Result))
+	for _, r := range data.Result {
+		s := Series{Labels: r.Metric, Points: [][2]float64{}}
+		for _, pt := range r.Values {
+			at, _ := pt[0].(float64)
+			if v, ok := Number(pt[1]); ok {
+				s.Points = append(s.Points, [2]float64{at, v})
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
 // Number reads a sample's value as Prometheus writes it (a string); NaN and
 // infinities are not numbers here.
 func Number(v any) (float64, bool) {

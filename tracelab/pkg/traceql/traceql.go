@@ -1,4 +1,8 @@
-package dashcheck
+// Package traceql evaluates the subset of TraceQL the lab's dashboards and
+// guides use on tracelab's own trace model: the trace explorer draws a
+// dashboard's TraceQL panels with it, and the tests prove the queries with
+// it (internal/dashcheck).
+package traceql
 
 import (
 	"fmt"
@@ -28,8 +32,8 @@ import (
 // "&&" binds tighter than "||" inside a filter; the structural operators
 // are read left to right and keep the right-hand spans, as Tempo does.
 
-// TraceQL is a parsed query of the subset.
-type TraceQL struct {
+// Query is a parsed query of the subset.
+type Query struct {
 	Text    string
 	filters []filter
 	joins   []string // between filters: ">>", ">", "&&"
@@ -56,9 +60,9 @@ type countCond struct {
 
 var tokenRE = regexp.MustCompile(`\s*("(?:[^"\\]|\\.)*"|>>|>=|<=|!=|=~|!~|&&|\|\||[{}|<>=]|count\(\)|[A-Za-z0-9_.:/\-*]+)`)
 
-// ParseTraceQL parses a query of the subset, or says what it does not
+// Parse parses a query of the subset, or says what it does not
 // support.
-func ParseTraceQL(text string) (*TraceQL, error) {
+func Parse(text string) (*Query, error) {
 	var toks []string
 	rest := strings.TrimSpace(text)
 	for rest != "" {
@@ -69,7 +73,7 @@ func ParseTraceQL(text string) (*TraceQL, error) {
 		toks = append(toks, rest[m[2]:m[3]])
 		rest = strings.TrimSpace(rest[m[1]:])
 	}
-	q := &TraceQL{Text: text}
+	q := &Query{Text: text}
 	i := 0
 	next := func() string {
 		if i >= len(toks) {
@@ -310,7 +314,7 @@ func (f filter) spans(t *trace.Trace) map[*trace.Span]bool {
 }
 
 // Match tells whether the query selects the trace.
-func (q *TraceQL) Match(t *trace.Trace) bool {
+func (q *Query) Match(t *trace.Trace) bool {
 	set := q.filters[0].spans(t)
 	for i, join := range q.joins {
 		right := q.filters[i+1].spans(t)
@@ -353,7 +357,7 @@ func (q *TraceQL) Match(t *trace.Trace) bool {
 
 // Explain says why a query selects no trace: the first of its filters that
 // no span matches, and for that filter the first condition no span meets.
-func (q *TraceQL) Explain(traces []*trace.Trace) string {
+func (q *Query) Explain(traces []*trace.Trace) string {
 	for _, f := range q.filters {
 		found := false
 		for _, t := range traces {

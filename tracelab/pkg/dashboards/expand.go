@@ -1,4 +1,4 @@
-package dashcheck
+package dashboards
 
 import (
 	"regexp"
