@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"testing"
 	"time"
-	"tracelab/pkg/traceql"
 
 	"tracelab/internal/dashcheck"
 	"tracelab/pkg/dashboards"
 	"tracelab/pkg/prom"
 	"tracelab/pkg/result"
 	"tracelab/pkg/trace"
+	"tracelab/pkg/traceql"
 )
 
 // checkDashboards proves a scenario's dashboard, and the overview, against

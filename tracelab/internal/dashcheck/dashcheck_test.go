@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"tracelab/pkg/traceql"
 
 	"tracelab/internal/tracegen"
 	"tracelab/pkg/dashboards"
 	"tracelab/pkg/otlp"
 	"tracelab/pkg/prom"
 	"tracelab/pkg/trace"
+	"tracelab/pkg/traceql"
 )
 
 // labRoot is the checkout, from this package's folder.

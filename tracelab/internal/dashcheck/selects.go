@@ -7,10 +7,10 @@ package dashcheck
 
 import (
 	"fmt"
-	"tracelab/pkg/traceql"
 
 	"tracelab/pkg/dashboards"
 	"tracelab/pkg/trace"
+	"tracelab/pkg/traceql"
 )
 
 // Role is what a dashboard's TraceQL query is for, and so which traces it

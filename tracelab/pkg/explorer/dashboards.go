@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"tracelab/pkg/dashboards"
 
+	"tracelab/pkg/dashboards"
 	"tracelab/pkg/prom"
 )
 

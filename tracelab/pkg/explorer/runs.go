@@ -2,6 +2,7 @@ package explorer
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"tracelab/pkg/analyze"
-	"tracelab/pkg/bootstrap"
 	"tracelab/pkg/detect"
 	"tracelab/pkg/result"
 	"tracelab/pkg/source"
@@ -58,7 +58,7 @@ type RunSummary struct {
 	StartedAt time.Time        `json:"started_at"`
 	Verdict   string           `json:"verdict"`
 	Variants  []VariantSummary `json:"variants"`
-	Checks    []CheckSummary   `json:"checks"`
+	Checks    []result.Check   `json:"checks"`
 	Error     string           `json:"error,omitempty"` // why the run cannot be opened
 }
 
@@ -73,13 +73,6 @@ type VariantSummary struct {
 	Traces   bool               `json:"traces"` // its traces file is there
 	// WindowEnd is when its load ended: a dashboard's range ends there.
 	WindowEnd time.Time `json:"window_end"`
-}
-
-type CheckSummary struct {
-	Name   string              `json:"name"`
-	OK     bool                `json:"ok"`
-	Detail string              `json:"detail"`
-	Ratio  *bootstrap.Interval `json:"ratio,omitempty"`
 }
 
 // list returns every run in the folder, the newest first. A run whose
@@ -132,21 +125,19 @@ func summarize(id string, res *result.Result) RunSummary {
 	sum := RunSummary{ID: id, Scenario: res.Scenario, Profile: res.Profile, Runtime: res.Runtime,
 		StartedAt: res.StartedAt, Verdict: res.Verdict}
 	for _, v := range res.Variants {
-		_, err := os.Stat(tracesFile(id, res, v))
+		_, err := os.Stat(tracesFile(res, v))
 		sum.Variants = append(sum.Variants, VariantSummary{
 			Name: v.Variant, Requests: v.Load.Requests, P50Ms: v.Load.P50Ms, P95Ms: v.Load.P95Ms,
 			Bound: v.Bound, Findings: v.Analysis.Findings, Metrics: v.Metrics, Traces: err == nil, WindowEnd: v.Window.End,
 		})
 	}
-	for _, c := range res.Checks {
-		sum.Checks = append(sum.Checks, CheckSummary{c.Name, c.OK, c.Detail, c.Ratio})
-	}
+	sum.Checks = res.Checks
 	return sum
 }
 
 // tracesFile is where a variant's traces are: beside its result.json, so
 // a results folder copied or moved elsewhere still opens.
-func tracesFile(id string, res *result.Result, v result.VariantResult) string {
+func tracesFile(res *result.Result, v result.VariantResult) string {
 	name := v.Variant + "-traces.json"
 	if v.TracesFile != "" {
 		name = filepath.Base(v.TracesFile)
@@ -203,10 +194,10 @@ func (rs *runStore) load(ctx context.Context, id string) (*loadedRun, error) {
 	}
 	lr := &loadedRun{id: id, summary: summarize(id, res)}
 	for _, v := range res.Variants {
-		src := &source.Source{Kind: source.File, Path: tracesFile(id, res, v)}
+		src := &source.Source{Kind: source.File, Path: tracesFile(res, v)}
 		traces, err := src.Fetch(ctx)
 		var none *source.NoTracesError
-		if err != nil && !errorsAs(err, &none) {
+		if err != nil && !errors.As(err, &none) {
 			return nil, err
 		}
 		lv := &loadedVariant{name: v.Variant, traces: traces, findings: v.Analysis.Findings,
@@ -241,7 +232,7 @@ func (rs *runStore) live(ctx context.Context, service string, lookback time.Dura
 		Limit: limit, Timeout: source.DefaultTimeout, MaxResponseBytes: source.DefaultMaxResponseBytes}
 	traces, err := src.Fetch(ctx)
 	var none *source.NoTracesError
-	if err != nil && !errorsAs(err, &none) {
+	if err != nil && !errors.As(err, &none) {
 		return nil, err
 	}
 	lv := &loadedVariant{name: service, traces: traces, byID: map[string]*trace.Trace{}, client: map[string]result.Request{}}

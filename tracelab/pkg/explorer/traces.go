@@ -2,7 +2,6 @@ package explorer
 
 import (
 	"cmp"
-	"errors"
 	"math"
 	"net/http"
 	"slices"
@@ -10,12 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"tracelab/pkg/traceql"
 
 	"tracelab/pkg/trace"
+	"tracelab/pkg/traceql"
 )
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 // TraceSummary is one trace as the search lists it and plots it.
 type TraceSummary struct {

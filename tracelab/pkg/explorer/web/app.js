@@ -131,9 +131,7 @@ function liveForm() {
 // ---- one run ----
 
 async function showRun(id) {
-  const runs = await api("/api/runs");
-  const r = runs.find((x) => x.id === id);
-  if (!r) throw new Error(`no run ${id}`);
+  const r = await api(`/api/runs/${id}`);
   const base = r.variants.find((v) => v.name === "baseline");
   fill(main, 
     h("h1", {}, `${r.scenario} · ${r.profile} · `, h("span", { class: r.verdict === "pass" ? "pass" : "fail" }, r.verdict)),
@@ -143,7 +141,7 @@ async function showRun(id) {
       r.variants.length > 1 && base ? [h("a", { href: `#/compare/${id}` }, "Compare the baseline's and the fix's typical traces"), " · "] : null,
       h("a", { href: `#/dashboard/${r.scenario}.json?${qs({ run: id })}` }, `The ${r.scenario} dashboard`)),
     h("h2", {}, "Checks"),
-    h("table", { class: "grid" }, r.checks.map((c) => h("tr", {},
+    h("table", { class: "grid" }, (r.checks || []).map((c) => h("tr", {},
       h("td", { class: c.ok ? "pass" : "fail" }, c.ok ? "ok" : "failed"), h("td", {}, c.name), h("td", { class: "muted" }, c.detail)))),
     h("h2", {}, "Variants"),
     h("div", { class: "cards" }, r.variants.map((v) => h("div", { class: "card" },
@@ -432,9 +430,7 @@ async function typical(run, variant, finding) {
 }
 
 async function showCompare(run, params) {
-  const runs = await api("/api/runs");
-  const r = runs.find((x) => x.id === run);
-  if (!r) throw new Error(`no run ${run}`);
+  const r = await api(`/api/runs/${run}`);
   const names = r.variants.map((v) => v.name);
   const baseline = r.variants.find((v) => v.name === "baseline") || r.variants[0];
   const other = r.variants.find((v) => v !== baseline);
