@@ -114,7 +114,7 @@ async function showRuns() {
       v.findings.length ? [...new Set(v.findings.map((f) => f.detector))].map((d) => h("span", { class: "tag finding" }, d)) : h("span", { class: "muted" }, "no finding")))),
     h("td", {}, (r.checks || []).filter((c) => c.ratio).map((c) => h("div", { class: c.ok ? "" : "fail" },
       `${c.ratio.value.toFixed(2)}× [${c.ratio.low.toFixed(2)}, ${c.ratio.high.toFixed(2)}] `, h("span", { class: "muted" }, c.name.split(":")[0]))))));
-  fill(main, 
+  fill(main,
     h("h1", {}, "Runs"),
     status.jaeger_up ? liveForm() : h("p", { class: "muted" }, "The stack is not running: these are the saved runs (make up, or a run with KEEP=1, adds Jaeger's live traces and Prometheus' metrics)."),
     runs.length ? h("table", { class: "grid", id: "runs" },
@@ -133,7 +133,7 @@ function liveForm() {
 async function showRun(id) {
   const r = await api(`/api/runs/${id}`);
   const base = r.variants.find((v) => v.name === "baseline");
-  fill(main, 
+  fill(main,
     h("h1", {}, `${r.scenario} · ${r.profile} · `, h("span", { class: r.verdict === "pass" ? "pass" : "fail" }, r.verdict)),
     h("p", { class: "muted" }, `${r.runtime} runtime, started ${when(r.started_at)} · ${id}`),
     h("div", { class: "toolbar" },
@@ -179,7 +179,7 @@ async function showSearch(run, params) {
   const traces = [...res.traces].sort((a, b) => key(a) - key(b));
   const open = (t) => (location.hash = `#/trace/${run}/${t.variant}/${t.id}${run === "live" ? "?" + qs({ lookback: params.lookback }) : ""}`);
   const shown = traces.slice(0, 200);
-  fill(main, 
+  fill(main,
     h("h1", {}, "Traces ", h("span", { class: "muted" }, run === "live" ? "live, from Jaeger" : run)),
     form,
     h("p", { id: "search-count" }, `${res.total} traces match`, res.total > shown.length ? `; the ${shown.length} first by ${sort} are listed, all are plotted` : "",
@@ -376,7 +376,7 @@ async function showTrace(run, variant, id, params) {
   const details = h("div", { class: "details", id: "span-details" }, h("p", { class: "muted" }, "Click a span to read its details."));
   const wf = new Waterfall(tv, { onSelect: (i) => showSpan(details, base, tv, i, extra) });
   const crit = h("button", { id: "critical-path", onclick: () => { wf.setCritical(!wf.showCritical); crit.classList.toggle("on", wf.showCritical); } }, "Critical path");
-  fill(main, 
+  fill(main,
     h("h1", {}, `Trace ${tv.id} `, h("span", { class: "muted" }, `${variant} · ${ms(tv.duration_ms)} · ${tv.spans.length} spans`)),
     h("div", { class: "toolbar" },
       h("a", { href: `#/search/${run}?${qs({ variant: run === "live" ? variant : "" })}` }, "← search"),
@@ -407,7 +407,7 @@ async function showSpan(box, base, tv, i, extra) {
   const d = await api(`${base}/spans/${s.id}${extra}`);
   const table = (obj) => h("table", {}, Object.keys(obj || {}).sort().map((k) => h("tr", {}, h("td", {}, k), h("td", {}, obj[k]))));
   const finding = tv.findings.filter((f) => f.rows.includes(i));
-  fill(box, 
+  fill(box,
     h("h3", { style: "margin-top:0" }, `${d.service} · ${d.operation}`),
     finding.map((f) => h("div", { class: "finding-box" }, h("b", {}, f.detector), " ", f.summary)),
     h("table", {},
@@ -441,7 +441,7 @@ async function showCompare(run, params) {
   const scale = Math.max(ta.duration_ms, tb.duration_ms, ta.client ? ta.client.latency_ms : 0, tb.client ? tb.client.latency_ms : 0);
   const side = (tv, label) => h("div", {}, h("h2", {}, `${label}: ${tv.variant} `, h("a", { href: `#/trace/${run}/${tv.variant}/${tv.id}` }, tv.id), ` · ${ms(tv.duration_ms)} · ${tv.spans.length} spans`),
     new Waterfall(tv, { scaleMs: scale, short: true }).el);
-  fill(main, 
+  fill(main,
     h("h1", {}, "Compare ", h("span", { class: "muted" }, `${run}; both on one time scale`)),
     h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); location.hash = `#/compare/${run}?${qs(Object.fromEntries(new FormData(e.target)))}`; } },
       h("label", {}, "A (variant/trace id)", h("input", { name: "a", value: a, size: 44 })),
