@@ -150,6 +150,26 @@ var shapes = map[string]func(*builder){
 			b.dispatch("gateway", "/api/orders/{id}", 3.0, 1.2)
 		}
 	},
+	// FastAPI as OpenTelemetry Python's ASGI instrumentation records it: no
+	// handler span, and the two "http send" spans written once the handler
+	// has returned its 5 ms of work. Taken for a handler, they would make
+	// the handler's time look like dispatch.
+	"dispatch-asgi-no-handler": func(b *builder) {
+		for i := 0; i < 40; i++ {
+			srv := b.root("api", "GET /api/orders/{id}", trace.KindServer, map[string]string{
+				"http.request.method": "GET", "http.route": "/api/orders/{id}", "http.response.status_code": "200",
+			})
+			srv.Scope = "opentelemetry.instrumentation.asgi"
+			for j, event := range []string{"http.response.start", "http.response.body"} {
+				send := b.child(srv, "api", "GET /api/orders/{id} http send", trace.KindInternal, 5-4.95*float64(j), map[string]string{
+					"asgi.event.type": event,
+				})
+				send.Scope = "opentelemetry.instrumentation.asgi"
+				b.end(send, 0.02)
+			}
+			b.end(srv, 0.05)
+		}
+	},
 	// Spring MVC as it normally runs: 0.3 ms before a 1.2 ms controller,
 	// and before a controller that does almost nothing.
 	"dispatch-healthy": func(b *builder) {
@@ -263,7 +283,7 @@ func (b *builder) request(service, method, route, path string, overheadMs float6
 	srv := b.root(service, method+" "+route, trace.KindServer, map[string]string{
 		"http.request.method": method, "http.route": route, "url.path": path, "http.response.status_code": "200",
 	})
-	h := b.child(srv, service, "Controller.handle", trace.KindInternal, overheadMs/2, nil)
+	h := b.controller(srv, service, "Controller", "handle", overheadMs/2)
 	body(h)
 	b.end(h, 0.1)
 	b.end(srv, overheadMs/2)
@@ -319,9 +339,19 @@ func (b *builder) dispatch(service, route string, gapMs, handlerMs float64) {
 	srv := b.root(service, "GET "+route, trace.KindServer, map[string]string{
 		"http.request.method": "GET", "http.route": route, "http.response.status_code": "200",
 	})
-	h := b.child(srv, service, "OrderController.get", trace.KindInternal, gapMs, nil)
+	h := b.controller(srv, service, "OrderController", "get", gapMs)
 	b.end(h, handlerMs)
 	b.end(srv, 0.05)
+}
+
+// controller adds the span the OpenTelemetry Java agent writes around a
+// Spring MVC controller method, msBefore after the last event.
+func (b *builder) controller(srv *trace.Span, service, class, method string, msBefore float64) *trace.Span {
+	h := b.child(srv, service, class+"."+method, trace.KindInternal, msBefore, map[string]string{
+		"code.namespace": "com.example." + class, "code.function": method,
+	})
+	h.Scope = "io.opentelemetry.spring-webmvc-6.0"
+	return h
 }
 
 func firstWord(s string) string {

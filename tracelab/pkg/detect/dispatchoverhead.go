@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"tracelab/pkg/trace"
 )
@@ -106,6 +107,7 @@ type dispatchSample struct {
 	at                int    // the server span's place in its trace
 	start, end        int64  // the server span, ns
 	handler           string // the handler span's operation
+	handlerScope      string // and its instrumentation scope
 	route             string
 	gap               int64   // handler start - server start, ns
 	share             float64 // gap / server span duration
@@ -138,7 +140,7 @@ func (a *dispatchAggregator) Add(t *trace.Trace) {
 		}
 		gap := max(0, h.Start-s.Start)
 		smp := &dispatchSample{traceID: t.ID, serverID: s.SpanID, rootStart: t.Root.Start, at: i,
-			start: s.Start, end: s.End, handler: t.Operation(h), gap: gap,
+			start: s.Start, end: s.End, handler: t.Operation(h), handlerScope: handlerName(h), gap: gap,
 			route: routeOf(t, s), share: math.Min(1, float64(gap)/float64(s.Duration()))}
 		// A handler span of zero length (clock resolution) counts as 1 µs.
 		smp.toHandler = float64(gap) / float64(max(h.Duration(), 1000))
@@ -206,7 +208,7 @@ func (a *dispatchAggregator) Findings() []Finding {
 func dispatchFinding(id, service string, samples []*dispatchSample, gaps []float64, gapP50, shareP50 float64) Finding {
 	var shareSum, cpSum float64
 	example := samples[0]
-	handlers := map[string]int{}
+	handlers, scopes := map[string]int{}, map[string]int{}
 	for _, s := range samples {
 		shareSum += s.share
 		cpSum += s.cpShare
@@ -214,6 +216,7 @@ func dispatchFinding(id, service string, samples []*dispatchSample, gaps []float
 			example = s
 		}
 		handlers[s.handler]++
+		scopes[s.handlerScope]++
 	}
 	n := float64(len(samples))
 	f := Finding{
@@ -230,8 +233,10 @@ func dispatchFinding(id, service string, samples []*dispatchSample, gaps []float
 			"share_of_request":   round(shareP50, 4),
 			"routes":             routeBreakdown(samples),
 			"handler_operations": len(handlers),
-			"example_trace_id":   example.traceID,
-			"example_gap_ms":     round(float64(example.gap)/1e6, 3),
+			// Which spans were taken as the handler, so a reader can check.
+			"handler_spans":    mostCommonKey(scopes),
+			"example_trace_id": example.traceID,
+			"example_gap_ms":   round(float64(example.gap)/1e6, 3),
 			// The gap is no span of its own: it is the server span's time
 			// before its handler, so the report highlights the server span.
 			"highlight_span_ids": []string{example.serverID},
@@ -250,12 +255,43 @@ func dispatchFinding(id, service string, samples []*dispatchSample, gaps []float
 	return f
 }
 
-// firstHandler is the earliest child of a server span that runs in the same
-// service and is neither a call out nor another server span: the controller
-// or handler span.
+// handlerScopes are the instrumentations known to write a span for the
+// framework's handler, the application's own method for the route, as a
+// child of the server span (README.md, "Which frameworks write a handler
+// span"): the OpenTelemetry Java agent's controller spans (Spring MVC and
+// WebFlux, JAX-RS, Struts, Grails; on by default, or with
+// OTEL_INSTRUMENTATION_COMMON_EXPERIMENTAL_CONTROLLER_TELEMETRY_ENABLED in
+// agent 2.x).
+var handlerScopes = []string{
+	"io.opentelemetry.spring-webmvc-", "io.opentelemetry.spring-webflux-",
+	"io.opentelemetry.jaxrs-", "io.opentelemetry.struts-", "io.opentelemetry.grails-",
+}
+
+// IsHandlerSpan reports whether s is a framework's handler span: one of
+// handlerScopes', or Express's request handler span (express.type
+// request_handler; its middleware spans come before it, and are dispatch).
+// Any other INTERNAL child of a server span may be work the handler does
+// (a repository call), or work done after it (ASGI's "http send" spans of
+// FastAPI and Starlette, written once the handler has returned): taking
+// one for the handler would call the handler's own time dispatch.
+func IsHandlerSpan(s *trace.Span) bool {
+	if s.Kind != trace.KindInternal {
+		return false
+	}
+	for _, p := range handlerScopes {
+		if strings.HasPrefix(s.Scope, p) {
+			return true
+		}
+	}
+	return s.Attr("express.type") == "request_handler"
+}
+
+// firstHandler is the earliest child of a server span, in the same
+// service, that IsHandlerSpan: nil when its framework writes none, and
+// then the request is not judged.
 func firstHandler(t *trace.Trace, s *trace.Span) *trace.Span {
 	for _, c := range t.Children(s) { // sorted by start
-		if c.Service == s.Service && c.Kind == trace.KindInternal {
+		if c.Service == s.Service && IsHandlerSpan(c) {
 			return c
 		}
 	}
@@ -454,4 +490,23 @@ func ranks(xs []float64) []float64 {
 		i = j + 1
 	}
 	return r
+}
+
+// handlerName says which instrumentation wrote a handler span.
+func handlerName(h *trace.Span) string {
+	if h.Attr("express.type") == "request_handler" {
+		return "Express request handler spans (express.type request_handler)"
+	}
+	return "controller spans of " + h.Scope
+}
+
+// mostCommonKey is the key with the highest count, the smallest on a tie.
+func mostCommonKey(counts map[string]int) string {
+	best, n := "", 0
+	for k, c := range counts {
+		if c > n || c == n && k < best {
+			best, n = k, c
+		}
+	}
+	return best
 }

@@ -2,6 +2,7 @@ package detect_test
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"strings"
 	"testing"
@@ -23,6 +24,10 @@ type gatewayOptions struct {
 	handler  float64 // ms in the controller
 	dispatch func(concurrent int) float64
 	noHandle bool // no controller spans (telemetry turned off)
+	// The controller span's instrumentation scope and attributes; by
+	// default the Java agent's Spring MVC controller span.
+	handlerScope string
+	handlerAttrs map[string]string
 }
 
 var gatewayRoutes = []string{
@@ -55,9 +60,13 @@ func gatewayLoad(o gatewayOptions) []*trace.Trace {
 			Attrs: trace.AttrsOf(map[string]string{"http.request.method": "GET", "http.route": route, "url.path": "/api/x", "http.response.status_code": "200"})}
 		spans = append(spans, root)
 		if !o.noHandle {
+			scope, attrs := cmp.Or(o.handlerScope, "io.opentelemetry.spring-webmvc-6.0"), o.handlerAttrs
+			if attrs == nil {
+				attrs = map[string]string{"code.function.name": "get"}
+			}
 			spans = append(spans, &trace.Span{TraceID: tid, SpanID: fmt.Sprintf("%016x", 2+2*i), ParentID: root.SpanID,
-				Name: "ResourceEndpoint.get", Kind: trace.KindInternal, Service: "gateway",
-				Start: start + gap, End: start + gap + int64(o.handler*1e6), Attrs: trace.AttrsOf(map[string]string{"code.function.name": "get"})})
+				Name: "ResourceEndpoint.get", Kind: trace.KindInternal, Service: "gateway", Scope: scope,
+				Start: start + gap, End: start + gap + int64(o.handler*1e6), Attrs: trace.AttrsOf(attrs)})
 		}
 	}
 	for _, s := range spans {
@@ -217,5 +226,38 @@ func TestDispatchOverheadIgnoresOtherFixtures(t *testing.T) {
 func TestDispatchOverheadIsRegistered(t *testing.T) {
 	if d, ok := detect.ByID("dispatch-overhead"); !ok || d.ID() != "dispatch-overhead" {
 		t.Fatal("dispatch-overhead is not registered")
+	}
+}
+
+// Only a span its framework writes for the handler is taken for one: the
+// same slow dispatch is found under Spring MVC's controller spans and
+// Express's request handler spans, and not judged under any other INTERNAL
+// child, such as the "http send" spans the ASGI instrumentation writes
+// after a FastAPI handler has returned. The finding names the spans taken.
+func TestDispatchOverheadNeedsAKnownHandlerSpan(t *testing.T) {
+	antPath := func(c int) float64 { return 2 * float64(1+c) }
+	for _, c := range []struct {
+		name, scope string
+		attrs       map[string]string
+		want        string // the finding's handler_spans, "" for none
+	}{
+		{"Spring MVC", "", nil, "controller spans of io.opentelemetry.spring-webmvc-6.0"},
+		{"Express", "@opentelemetry/instrumentation-express", map[string]string{"express.type": "request_handler"}, "Express request handler spans (express.type request_handler)"},
+		{"Express middleware", "@opentelemetry/instrumentation-express", map[string]string{"express.type": "middleware"}, ""},
+		{"ASGI http send", "opentelemetry.instrumentation.asgi", map[string]string{"asgi.event.type": "http.response.start"}, ""},
+		{"a repository span", "io.opentelemetry.spring-data-1.8", nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fs := dispatch(gatewayLoad(gatewayOptions{requests: 200, interval: 5, handler: 0.2, dispatch: antPath,
+				handlerScope: c.scope, handlerAttrs: c.attrs}))
+			switch {
+			case c.want == "" && len(fs) > 0:
+				t.Errorf("found %s, with %v taken for handlers", fs[0].Summary, fs[0].Evidence["handler_spans"])
+			case c.want != "" && len(fs) != 1:
+				t.Errorf("%d findings, want 1", len(fs))
+			case c.want != "" && fs[0].Evidence["handler_spans"] != c.want:
+				t.Errorf("handler_spans %q, want %q", fs[0].Evidence["handler_spans"], c.want)
+			}
+		})
 	}
 }
