@@ -53,6 +53,23 @@ type Labels struct {
 	Absent   []string `yaml:"absent"`   // every detector id not under Findings
 }
 
+// Runtime is the language runtime of the case's application, from its
+// stack's name: what bench-detect scores per runtime (JVM, Node.js,
+// Python, Go); "generated" for the shapes, written span by span.
+func (l Labels) Runtime() string {
+	switch {
+	case l.Stack == "generated":
+		return "generated"
+	case strings.HasPrefix(l.Stack, "node-"):
+		return "Node.js"
+	case strings.HasPrefix(l.Stack, "python-"):
+		return "Python"
+	case strings.HasPrefix(l.Stack, "go-"):
+		return "Go"
+	}
+	return "JVM" // the lab's services, Spring, Quarkus
+}
+
 // Label is one expected finding. Empty fields match anything.
 type Label struct {
 	Detector         string  `yaml:"detector"`

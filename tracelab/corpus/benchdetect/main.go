@@ -4,6 +4,8 @@
 //   - per detector class, true and false positives, false negatives,
 //     precision and recall of both tools, over every case and over the
 //     held-out cases (labels.yaml `tuning: held-out`) alone;
+//   - per application stack, and per language runtime and class (JVM,
+//     Node.js, Python, Go), the same, all cases and held-out cases apart;
 //   - per case, what each tool missed and what it reported falsely;
 //   - the throughput of both tools, as whole processes, on the same
 //     traces under perf-sentinel's 100 MiB input limit: wall time, CPU
@@ -106,6 +108,7 @@ func run() int {
 	}
 	printTables(os.Stdout, ids, results)
 	printStacks(os.Stdout, results)
+	printRuntimes(os.Stdout, results)
 	printMapping(os.Stdout, notCompared)
 	printDetails(os.Stdout, results)
 
@@ -255,6 +258,40 @@ func printStacks(out *os.File, results []caseResult) {
 				heldCells = fmt.Sprintf("%d\t%s", nHeld, held.cells())
 			}
 			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t|\t%s\t\n", stack, tool, nAll, all.cells(), heldCells)
+		}
+	}
+	w.Flush()
+}
+
+// printRuntimes scores each detector class per language runtime, on all
+// the runtime's cases and on its held-out ones; a class with no label and
+// no finding in a runtime is left out.
+func printRuntimes(out *os.File, results []caseResult) {
+	byRuntime := map[string][]caseResult{}
+	for _, r := range results {
+		byRuntime[r.c.Labels.Runtime()] = append(byRuntime[r.c.Labels.Runtime()], r)
+	}
+	fmt.Fprintln(out, "\nPer runtime and class: all its cases | its held-out cases")
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "runtime\tclass\ttool\tTP\tFP\tFN\tprecision\trecall\t|\tTP\tFP\tFN\tprecision\trecall\t\n")
+	for _, rt := range slices.Sorted(maps.Keys(byRuntime)) {
+		for _, id := range corpus.DetectorIDs() {
+			for _, tool := range []string{tracelabName, psName} {
+				if tool == psName && !psCompares(id) {
+					continue
+				}
+				var all, held tally
+				for _, r := range byRuntime[rt] {
+					all.add(r.score[tool], id)
+					if r.c.Labels.Tuning == corpus.HeldOut {
+						held.add(r.score[tool], id)
+					}
+				}
+				if all == (tally{}) {
+					continue
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t|\t%s\t\n", rt, id, tool, all.cells(), held.cells())
+			}
 		}
 	}
 	w.Flush()
