@@ -86,9 +86,11 @@ func runTrain(args []string) int {
 	if id := train.ExampleTrace(res.Variants[0]); id != "" {
 		fmt.Printf("a trace of this round, raw, while it waits for your answer: %s/api/traces/%s (Jaeger's query API)\n", ses.rt.JaegerURL(), id)
 	}
-	fmt.Printf("after you answer: make ui draws this round's traces, dashboards and findings at %s\n", explorerURL(co, "#/run/"+filepath.Base(filepath.Dir(res.ResultFile))))
 	fmt.Println("The run's result under .state/results holds the answer: do not peek.")
-	return askAndGrade(in, r, filepath.Join(roundDir, "round.json"))
+	graded := askAndGrade(in, r, filepath.Join(roundDir, "round.json"))
+	// Only now: the run's id names its scenario, and the explorer its findings.
+	fmt.Printf("explore the round's traces, dashboards and findings: make ui, then %s\n", explorerURL(co, "#/run/"+filepath.Base(filepath.Dir(res.ResultFile))))
+	return graded
 }
 
 // askAndGrade asks the trainee, prints the grade and the round's answer,
