@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"tracelab/internal/headless"
 	"tracelab/pkg/lab"
 	"tracelab/pkg/result"
 )
@@ -40,14 +40,8 @@ func checkExplorer(t *testing.T, res result.Result) {
 	if err != nil || tools["CHROMIUM_BIN"] == "" {
 		t.Fatal("CHROMIUM_BIN missing from .state/tools-test.env; run 'make tools-test'")
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(tools["CHROMIUM_BIN"]),
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000), chromedp.UserDataDir(profileDir(t)))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
+	ctx, stop := headless.Browser(tools["CHROMIUM_BIN"], profileDir(t), 3*time.Minute)
+	defer stop()
 
 	step := func(name string, actions ...chromedp.Action) {
 		t.Helper()

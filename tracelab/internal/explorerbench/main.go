@@ -7,7 +7,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"tracelab/internal/headless"
 	"tracelab/internal/tracegen"
 	"tracelab/pkg/analyze"
 	"tracelab/pkg/detect"
@@ -84,14 +84,8 @@ func writeRun(dir string, traces []*trace.Trace) {
 type measurement struct{ Paint, Ready, Expand float64 }
 
 func measure(chromium, url string) measurement {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
+	ctx, stop := headless.Browser(chromium, "", 2*time.Minute)
+	defer stop()
 	// Start the browser first: its own start is not the page's time.
 	check(chromedp.Run(ctx, chromedp.Navigate("about:blank")))
 	var m measurement
