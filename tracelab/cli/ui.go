@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"tracelab/pkg/explorer"
@@ -33,7 +32,7 @@ func runUI(args []string) int {
 		return fail(code, "%v", err)
 	}
 	if *addr == "" {
-		*addr = strings.TrimSuffix(strings.TrimPrefix(explorerURL(co, ""), "http://"), "/")
+		*addr = explorerAddr(co)
 	}
 	if *results == "" {
 		*results = filepath.Join(co.State, "results")
@@ -73,8 +72,9 @@ func runUI(args []string) int {
 	return exitOK
 }
 
-// explorerURL is where `tracelab ui` serves a page of the explorer (path
-// is its hash route, e.g. "#/run/<id>").
-func explorerURL(co *lab.Checkout, path string) string {
-	return "http://127.0.0.1:" + co.Ports["EXPLORER_PORT"] + "/" + path
-}
+// explorerAddr is where `tracelab ui` listens unless told otherwise.
+func explorerAddr(co *lab.Checkout) string { return "127.0.0.1:" + co.Ports["EXPLORER_PORT"] }
+
+// explorerURL is a page of the explorer there (path is its hash route,
+// e.g. "#/run/<id>").
+func explorerURL(co *lab.Checkout, path string) string { return "http://" + explorerAddr(co) + "/" + path }
