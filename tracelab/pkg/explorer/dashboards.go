@@ -22,7 +22,7 @@ type DashboardEntry struct {
 }
 
 func (s *Server) listDashboards(*http.Request) (any, error) {
-	ds, err := s.loadDashboards()
+	ds, err := dashboards.Load(s.cfg.Root)
 	if err != nil {
 		return nil, err
 	}

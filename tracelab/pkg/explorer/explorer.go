@@ -20,8 +20,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"tracelab/pkg/dashboards"
 )
 
 //go:embed web
@@ -133,8 +131,4 @@ func answers(ctx context.Context, base, path string) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
-}
-
-func (s *Server) loadDashboards() ([]*dashboards.Dashboard, error) {
-	return dashboards.Load(s.cfg.Root)
 }

@@ -45,8 +45,14 @@ type SearchResult struct {
 // all up to this many, which is more than a smoke run has.
 const searchLimit = 20000
 
+// variants are the run's variants a request asks for: the one named by
+// its variant parameter, or all of them.
 func (s *Server) variants(r *http.Request) ([]*loadedVariant, error) {
-	run, want := r.PathValue("run"), r.URL.Query().Get("variant")
+	return s.variantsOf(r, r.URL.Query().Get("variant"))
+}
+
+func (s *Server) variantsOf(r *http.Request, want string) ([]*loadedVariant, error) {
+	run := r.PathValue("run")
 	if run == liveRun {
 		if want == "" {
 			return nil, badRequest("live traces need a service: variant=<service>")
@@ -206,10 +212,7 @@ type ClientView struct {
 }
 
 func (s *Server) findTrace(r *http.Request) (*loadedVariant, *trace.Trace, error) {
-	q := r.URL.Query()
-	q.Set("variant", r.PathValue("variant"))
-	r.URL.RawQuery = q.Encode()
-	vs, err := s.variants(r)
+	vs, err := s.variantsOf(r, r.PathValue("variant"))
 	if err != nil {
 		return nil, nil, err
 	}
