@@ -77,6 +77,21 @@ const (
 	// so 26 calls at 50% and 2 connections, 12 at 75% and 8, 40 at 20% and
 	// 8, 159 at 5% and 8.
 	EventLoopFalsePositiveRate = 1e-3
+
+	// EventLoopMinTurn is how long, at the median, a process loop's turns
+	// (see processLoop) must hold it before they count as blocking. A loop
+	// that runs one handler at a time always serves its requests one after
+	// another: a handler with nothing to wait for holds it for its own
+	// work, however well written, so the shape alone cannot tell a quick
+	// synchronous handler from one that blocks. The length can. Node.js's
+	// event-loop lag watchers report a loop held up for 10 ms or more
+	// (the default threshold of the blocked, block-event and eventloop-info
+	// packages). A loop is judged only once EventLoopMinContended requests
+	// competed for it; with that many queued, turns of 2 ms make the last
+	// one wait 10 ms. Shorter turns need more requests queued before any
+	// wait reaches what those watchers report. The JVM's loop threads need
+	// no such floor: there the calls judged are waits, never the work.
+	EventLoopMinTurn = 2_000_000 // ns
 )
 
 // eventLoopThreadPrefixes name the threads that run event loops. Vert.x
@@ -87,6 +102,39 @@ var eventLoopThreadPrefixes = []string{
 	"vert.x-eventloop-thread-",
 	"reactor-http-nio-", "reactor-http-epoll-",
 	"nioEventLoopGroup-", "epollEventLoopGroup-", "multiThreadIoEventLoopGroup-",
+}
+
+// processLoop reports whether s is a server span of a process that runs
+// every request on one event loop: Node.js, and Python served by an
+// asyncio server. The resource says which runtime wrote the span
+// (telemetry.sdk.language, which every OpenTelemetry SDK sets); for Python,
+// where the same SDK serves threaded WSGI servers too, the server span's
+// instrumentation says whether the server is an asyncio one. Where neither
+// says, the process is not judged as a loop: its server spans may run on a
+// pool of threads, and one after another is then no evidence of a wait.
+func processLoop(s *trace.Span) bool {
+	if s.Kind != trace.KindServer {
+		return false
+	}
+	switch s.ResourceAttrs["telemetry.sdk.language"] {
+	case "nodejs":
+		return true // JavaScript runs on one thread per process
+	case "python":
+		return slices.Contains(asyncioServerScopes, s.Scope)
+	}
+	return false
+}
+
+// asyncioServerScopes are the OpenTelemetry Python instrumentations whose
+// server spans come from an asyncio server: ASGI (FastAPI and Starlette
+// through it), aiohttp's server and Tornado. Django and Flask may run on
+// threads, so their instrumentations are not here.
+var asyncioServerScopes = []string{
+	"opentelemetry.instrumentation.asgi",
+	"opentelemetry.instrumentation.fastapi",
+	"opentelemetry.instrumentation.starlette",
+	"opentelemetry.instrumentation.aiohttp_server",
+	"opentelemetry.instrumentation.tornado",
 }
 
 // IsEventLoopThread reports whether a thread.name belongs to an event loop.
@@ -122,22 +170,44 @@ func IsEventLoopThread(name string) bool {
 // never overlap because nothing else is running, and nobody waits. Such
 // data holds no evidence either way, and the detector stays silent rather
 // than guess from the thread name.
+//
+// On Node.js and on a Python asyncio server the loop is the process, and
+// it records no thread name. There the detector judges the process's
+// server spans themselves, as the turns a request takes on the loop: a
+// handler that awaits its I/O lets the next request's span start, so
+// spans overlap; one that blocks (a synchronous call, a synchronous
+// database driver, a sleep, long CPU work) runs alone from start to end.
+// The same two shapes apply, with the caller's CLIENT span, when it is
+// traced, as the request's arrival, and the turns must also be long (see
+// EventLoopMinTurn). The finding names the call that took most of a turn,
+// or the handler itself when no traced call did (CPU work, a sleep).
 type EventLoopBlocking struct{}
 
 // ID implements Detector.
 func (EventLoopBlocking) ID() string { return "event-loop-blocking" }
 
-// loopCall is one outgoing call started on an event-loop thread.
+// loopCall is one outgoing call started on an event-loop thread, or one
+// turn of a process loop: a server span of the process.
 type loopCall struct {
 	t       *trace.Trace
 	call    *trace.Span
 	handler *trace.Span // the request it serves: a SERVER or CONSUMER span, or nil
+	arrival int64       // when the request arrived: its caller's send, else its handler's start
 	thread  threadKey
 }
 
-// threadKey identifies a thread across traces: names repeat in every
-// process, so the service instance is part of it.
+// threadKey identifies a loop across traces: an event-loop thread (names
+// repeat in every process, so the service instance is part of it), or a
+// whole process, with no name.
 type threadKey struct{ service, instance, name string }
+
+// loopName is how a finding names the loop.
+func (k threadKey) loopName() string {
+	if k.name != "" {
+		return k.name
+	}
+	return "process " + strings.TrimPrefix(k.instance, "/") // no host.name: the pid alone
+}
 
 // threadEvidence is what one thread's calls show.
 type threadEvidence struct {
@@ -153,9 +223,16 @@ type threadEvidence struct {
 	busyShare   float64 // share of the thread's time, first call to last, inside its calls
 	takeTurns   bool    // kept-alive client connections took turns on it, see connectionsTakeTurns
 	logFreeProb float64 // freeLoopLogProbability of its calls; 0 when not judged
+	medianCall  int64   // the median call's duration
 }
 
+// process reports whether the loop is a whole process (see processLoop).
+func (e *threadEvidence) process() bool { return e.calls[0].thread.name == "" }
+
 func (e *threadEvidence) blocking() bool {
+	if e.process() && e.medianCall < EventLoopMinTurn {
+		return false
+	}
 	return e.waitedForThread() || e.saturated()
 }
 
@@ -187,12 +264,18 @@ func (c loopCall) key() eventLoopKey {
 	if c.handler != nil {
 		k.handler = c.t.Operation(c.handler)
 	}
+	if c.call == c.handler { // a process loop's turn
+		if b := blockingCall(c.t, c.call); b != nil {
+			k.call = c.t.Operation(b)
+		}
+	}
 	return k
 }
 
 // eventLoopAgg sums one finding over the blocked threads and the traces.
 type eventLoopAgg struct {
-	threads                 map[string]bool
+	threads                 map[string]bool // the loops' names
+	process                 bool            // the loops are processes, not threads
 	byTrace                 map[*trace.Trace][]*trace.Span
 	calls                   int
 	callTime                int64
@@ -241,7 +324,8 @@ func (d EventLoopBlocking) Detect(traces []*trace.Trace) []Finding {
 			}
 			if !counted[a] {
 				counted[a] = true
-				a.threads[e.calls[0].thread.name] = true
+				a.threads[e.calls[0].thread.loopName()] = true
+				a.process = e.process()
 				a.contended += e.contended
 				a.waited += e.waited
 				a.waitTime += e.waitTime
@@ -317,6 +401,9 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 	if callee := calleeOf(a.example, a.exampleCall); callee != "" {
 		f.Evidence["callee_service"] = callee
 	}
+	if a.process {
+		return a.processFinding(f, k, threads)
+	}
 	in := ""
 	if k.handler != "" {
 		in = " in " + k.handler
@@ -338,11 +425,42 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 	return f
 }
 
+// processFinding words a finding on process loops, whose calls are the
+// turns: the server spans.
+func (a *eventLoopAgg) processFinding(f Finding, k eventLoopKey, loops []string) Finding {
+	f.Evidence["loop"] = "process"
+	f.Evidence["runtime"] = a.exampleCall.ResourceAttrs["telemetry.sdk.language"]
+	what := "in the handler itself, with no traced call (CPU work, a sleep, or a call nobody traced)"
+	fix := "Move the work off the loop (a worker thread or pool) or make it asynchronous."
+	if k.call != k.handler {
+		what = "mostly in " + k.call
+		fix = "Use an asynchronous client and await it, or run the call in a thread pool."
+		if b := blockingCall(a.example, a.exampleCall); b != nil {
+			f.Evidence["blocking_call_span_id"] = b.SpanID
+			if callee := calleeOf(a.example, b); callee != "" {
+				f.Evidence["callee_service"] = callee
+			}
+		}
+	}
+	shape := fmt.Sprintf("%d of %d requests that competed for the loop waited for it", a.waited, a.contended)
+	if a.saturated == len(loops) {
+		busy := a.busyShare / float64(a.saturated)
+		log10 := math.Max(a.logFreeProb/math.Ln10, -300)
+		f.Evidence["thread_busy_share"] = round(busy, 4)
+		f.Evidence["free_loop_log10_probability"] = round(log10, 1)
+		shape = fmt.Sprintf("requests of different client connections never overlapped, filling %.0f%% of its time; were the handlers to yield while they wait, that would happen with probability 1e%.0f", 100*busy, math.Floor(log10))
+	}
+	f.Summary = fmt.Sprintf("%s blocks the event loop of its %s for %.1f ms per %s request, %s: %s. The turns are %.0f%% of the request's critical path. %s",
+		k.service, strings.Join(loops, ", "), f.Evidence["mean_call_ms"], k.handler, what, shape, 100*f.ShareOfCriticalPath, fix)
+	return f
+}
+
 // Needs implements Selective: the traces with a call made on an event-loop
-// thread, the only spans loopCallsByThread collects.
+// thread or a server span of a process loop, the only spans
+// loopCallsByThread collects.
 func (EventLoopBlocking) Needs(t *trace.Trace) bool {
 	for _, s := range t.Spans {
-		if IsEventLoopThread(s.Attr("thread.name")) && t.IsCall(s) {
+		if processLoop(s) || IsEventLoopThread(s.Attr("thread.name")) && t.IsCall(s) {
 			return true
 		}
 	}
@@ -350,11 +468,24 @@ func (EventLoopBlocking) Needs(t *trace.Trace) bool {
 }
 
 // loopCallsByThread collects the outgoing calls started on event-loop
-// threads, per thread.
+// threads, and the turns of process loops, per loop.
 func loopCallsByThread(traces []*trace.Trace) map[threadKey]*threadEvidence {
 	byThread := map[threadKey]*threadEvidence{}
+	add := func(c loopCall) {
+		e := byThread[c.thread]
+		if e == nil {
+			e = &threadEvidence{}
+			byThread[c.thread] = e
+		}
+		e.calls = append(e.calls, c)
+	}
 	for _, t := range traces {
 		for _, s := range t.Spans {
+			if processLoop(s) {
+				add(loopCall{t: t, call: s, handler: s, arrival: arrivalOf(t, s),
+					thread: threadKey{s.Service, instanceOf(s), ""}})
+				continue
+			}
 			if !t.IsCall(s) {
 				continue
 			}
@@ -365,20 +496,35 @@ func loopCallsByThread(traces []*trace.Trace) map[threadKey]*threadEvidence {
 			if p := t.Parent(s); p != nil && p.Service == s.Service && t.IsCall(p) {
 				continue // a lower layer of a call already counted
 			}
-			k := threadKey{s.Service, instanceOf(s), name}
-			e := byThread[k]
-			if e == nil {
-				e = &threadEvidence{}
-				byThread[k] = e
-			}
-			c := loopCall{t: t, call: s, thread: k}
+			c := loopCall{t: t, call: s, arrival: s.Start, thread: threadKey{s.Service, instanceOf(s), name}}
 			if h := requestSpan(t, s); h != nil && (h.Kind == trace.KindServer || h.Kind == trace.KindConsumer) {
-				c.handler = h
+				c.handler, c.arrival = h, h.Start
 			}
-			e.calls = append(e.calls, c)
+			add(c)
 		}
 	}
 	return byThread
+}
+
+// arrivalOf is when the request a server span serves was sent: its caller's
+// CLIENT span's start when the caller is traced, else the span's own start.
+func arrivalOf(t *trace.Trace, server *trace.Span) int64 {
+	if p := t.Parent(server); p != nil && p.Kind == trace.KindClient && p.Service != server.Service {
+		return min(p.Start, server.Start)
+	}
+	return server.Start
+}
+
+// blockingCall is what held a process loop's turn: the call under the
+// server span that took at least half of it, or nil when none did (the
+// handler computed, slept, or made a call nobody traced).
+func blockingCall(t *trace.Trace, server *trace.Span) *trace.Span {
+	for _, c := range t.OwnCallsUnder(server) {
+		if 2*c.Duration() >= server.Duration() {
+			return c
+		}
+	}
+	return nil
 }
 
 // judge classifies each request that made a call on the thread:
@@ -416,6 +562,12 @@ func (e *threadEvidence) judge() {
 	if window := byEnd[n-1].call.End - byStart[0].call.Start; window > 0 {
 		e.busyShare = float64(trace.UnionLength(trace.Intervals(spansOf(byStart)))) / float64(window)
 	}
+	durations := make([]int64, n)
+	for i, c := range byStart {
+		durations[i] = c.call.Duration()
+	}
+	slices.Sort(durations)
+	e.medianCall = durations[n/2]
 	e.takeTurns = connectionsTakeTurns(byStart)
 	if e.maxConc <= 1 && e.takeTurns {
 		e.logFreeProb = freeLoopLogProbability(byStart)
@@ -426,7 +578,7 @@ func (e *threadEvidence) judge() {
 			continue // no arrival time: cannot tell waiting from working
 		}
 		s := c.call.Start
-		a := min(c.handler.Start, s)
+		a := min(c.arrival, s)
 
 		overlapped := false
 		for j := i - 1; j >= 0 && byStart[j].call.Start >= s-longest; j-- {
