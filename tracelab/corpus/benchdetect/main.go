@@ -271,7 +271,7 @@ func printRuntimes(out *os.File, results []caseResult) {
 	for _, r := range results {
 		byRuntime[r.c.Labels.Runtime()] = append(byRuntime[r.c.Labels.Runtime()], r)
 	}
-	fmt.Fprintln(out, "\nPer runtime and class: all its cases | its held-out cases")
+	fmt.Fprintln(out, "\nPer runtime and class: its tuned cases | its held-out cases")
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "runtime\tclass\ttool\tTP\tFP\tFN\tprecision\trecall\t|\tTP\tFP\tFN\tprecision\trecall\t\n")
 	for _, rt := range slices.Sorted(maps.Keys(byRuntime)) {
@@ -280,17 +280,18 @@ func printRuntimes(out *os.File, results []caseResult) {
 				if tool == psName && !psCompares(id) {
 					continue
 				}
-				var all, held tally
+				var tuned, held tally
 				for _, r := range byRuntime[rt] {
-					all.add(r.score[tool], id)
 					if r.c.Labels.Tuning == corpus.HeldOut {
 						held.add(r.score[tool], id)
+					} else {
+						tuned.add(r.score[tool], id)
 					}
 				}
-				if all == (tally{}) {
+				if tuned == (tally{}) && held == (tally{}) {
 					continue
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t|\t%s\t\n", rt, id, tool, all.cells(), held.cells())
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t|\t%s\t\n", rt, id, tool, tuned.cells(), held.cells())
 			}
 		}
 	}
