@@ -61,6 +61,12 @@ const (
 	// span is closed by the I/O thread that completed the response), which
 	// would otherwise read as two calls in flight at once. 100 µs is well
 	// under a network round trip and well over that hand-off.
+	//
+	// A process loop's turn is its server span, and that span can end well
+	// after the loop moved on: Node.js's HTTP instrumentation ends it when
+	// the response has been handed to the socket ('finish'), which the loop
+	// reports only once it gets back to that socket, after it started the
+	// next request. See turnEnd.
 	eventLoopSlack = 100_000 // ns
 
 	// EventLoopFalsePositiveRate judges the other shape a blocked loop
@@ -200,6 +206,23 @@ type loopCall struct {
 // repeat in every process, so the service instance is part of it), or a
 // whole process, with no name.
 type threadKey struct{ service, instance, name string }
+
+// end is when the call (or turn) stopped holding the loop, at the latest.
+// A call on a loop thread held it until its span ended, but for
+// eventLoopSlack. A process loop's turn held it until it answered, and
+// its server span may end later (see eventLoopSlack), by as long as the
+// loop took to get back to the socket (0.3 to 0.6 ms after turns of 10 ms
+// in the node-express-cpu-sync recording). So a turn counts as holding the
+// loop for its first half only. Turns of handlers
+// that await their I/O overlap by the wait, most of each turn, and still
+// count as overlapping; the turns of a blocked loop overlap by the answer's
+// way out, short against any turn long enough to judge (EventLoopMinTurn).
+func (c loopCall) end() int64 {
+	if c.thread.name == "" {
+		return c.call.Start + c.call.Duration()/2
+	}
+	return max(c.call.Start, c.call.End-eventLoopSlack)
+}
 
 // loopName is how a finding names the loop.
 func (k threadKey) loopName() string {
@@ -554,7 +577,7 @@ func (e *threadEvidence) judge() {
 	iv := make([]trace.Interval, n)
 	var longest int64
 	for i, c := range byStart {
-		iv[i] = trace.Interval{Start: c.call.Start, End: max(c.call.Start, c.call.End-eventLoopSlack)}
+		iv[i] = trace.Interval{Start: c.call.Start, End: c.end()}
 		longest = max(longest, c.call.Duration())
 	}
 	e.maxConc = trace.MaxConcurrency(iv)
@@ -583,14 +606,14 @@ func (e *threadEvidence) judge() {
 		overlapped := false
 		for j := i - 1; j >= 0 && byStart[j].call.Start >= s-longest; j-- {
 			o := byStart[j]
-			if o.t != c.t && o.call.End > s+eventLoopSlack {
+			if o.t != c.t && o.end() > s {
 				overlapped = true
 				break
 			}
 		}
 		// Calls that started at the same instant come after i in byStart.
 		for j := i + 1; !overlapped && j < n && byStart[j].call.Start == s; j++ {
-			if o := byStart[j]; o.t != c.t && o.call.End > s+eventLoopSlack {
+			if o := byStart[j]; o.t != c.t && o.end() > s {
 				overlapped = true
 			}
 		}
