@@ -1,38 +1,50 @@
 #!/usr/bin/env bash
 # Records the corpus cases node-express-orm-nplus1, node-express-orm-joined,
-# node-express-http-nplus1 and node-express-http-batched (see
+# node-express-http-nplus1 and node-express-http-batched (shop and pricing),
+# and node-express-cpu-sync, node-express-cpu-async, node-express-json,
+# node-express-exec-sync and node-express-exec-async (accounts) (see
 # node-express/README.md).
 #
-# Two Express services from node-express/, installed from npm at the
+# Three Express services from node-express/, installed from npm at the
 # versions pinned in node-express/package-lock.json (npm ci), each started
 # with the OpenTelemetry Node SDK (node-express/tracing.js:
 # instrumentation-http, -express, -pg, -knex; instrumentation-pg with
 # enhancedDatabaseReporting, so the bound values are recorded) exporting OTLP/HTTP JSON to a small receiver
 # (node-express/collector.js) that appends every export request to a file:
-#   shop     GET /orders/nplus1, /orders/joined (Knex + Objection on
-#            PostgreSQL), GET /cart/nplus1, /cart/batched (HTTP to pricing)
-#   pricing  GET /price/:id, GET /prices?ids=...
-# PostgreSQL is a throwaway cluster of its own (initdb on a temporary data
-# dir, seeded from node-express/db.sql). For each case it starts the receiver,
-# pricing and shop fresh, warms up, loads one shop endpoint with tracelab's
-# load engine (closed model: VUS clients, ITERATIONS requests), stops the
-# services (the SDK flushes its spans on SIGTERM), and writes
-# <case>/traces.json: the traces whose root started in the measured run, the
-# first MAX_TRACES of them, converted by `tracelab convert --redact`.
+#   shop      GET /orders/nplus1, /orders/joined (Knex + Objection on
+#             PostgreSQL), GET /cart/nplus1, /cart/batched (HTTP to pricing)
+#   pricing   GET /price/:id, GET /prices?ids=...
+#   accounts  GET /hash/sync, /hash/async (PBKDF2, ~10 ms), /exec/sync,
+#             /exec/async (a `sleep 0.01` child process), /json: the same
+#             work blocking Node's event loop and not; no database
+# PostgreSQL (shop's cases only) is a throwaway cluster of its own (initdb on
+# a temporary data dir, seeded from node-express/db.sql), started before the
+# first shop case. For each case it starts the receiver and the case's
+# services (pricing and shop, or accounts) fresh, warms up, loads one
+# endpoint with tracelab's load engine (closed model: VUS clients, ITERATIONS
+# requests), stops the services (the SDK flushes its spans on SIGTERM), and
+# writes <case>/traces.json: the traces whose root started in the measured
+# run, the first MAX_TRACES of them, converted by `tracelab convert --redact`.
 #
-# Needs: Node >= 20 with npm, Go (builds tracelab), jq, curl, and
-# PostgreSQL's server binaries (initdb, postgres) in PG_BIN_DIR (default: the
-# lab's tool cache, ~/.cache/tracelab/postgres/16.4.0/linux-amd64/bin, which
+# Needs: Node >= 20 with npm, Go (builds tracelab), jq, curl; for the shop
+# cases also PostgreSQL's server binaries (initdb, postgres) in PG_BIN_DIR
+# (default: the lab's tool cache, ~/.cache/tracelab/postgres/16.4.0/linux-amd64/bin, which
 # `infra/local/tools.sh` fills). As root, PostgreSQL runs as the postgres
-# account (or nobody) from a copy of the binaries in a temporary dir.
+# account (or nobody) from a copy of the binaries in a temporary dir. The
+# accounts cases need `sleep` (coreutils) and no PostgreSQL.
 #
 # Environment:
 #   NODE_CORPUS_WORK   scratch dir for node_modules, tracelab and raw logs
 #                      (default: $TRACELAB_CACHE or ~/.cache/tracelab, then
 #                      corpus-node-express); never inside the repository
-#   PG_PORT, SHOP_PORT, PRICING_PORT, COLLECTOR_PORT   default 18620-18623
-#   CASES              which cases to record (default: all four)
-#   VUS, WARMUP_ITERATIONS, ITERATIONS, MAX_TRACES   the load (defaults below)
+#   PG_PORT, SHOP_PORT, PRICING_PORT, COLLECTOR_PORT, ACCOUNTS_PORT
+#                      default 18620-18624
+#   CASES              which cases to record (default: all nine)
+#   VUS, WARMUP_ITERATIONS, ITERATIONS, MAX_TRACES   the load; each case has
+#                      its own defaults (the table at the end: shop's 4, 40,
+#                      40, 20; accounts' 20, 100, 400, 300); set, they apply
+#                      to every case recorded
+#   HASH_ITERATIONS    accounts' PBKDF2 iterations (default 40000, ~10 ms)
 #
 # What every recording script does alike (the scratch dir, process tracking,
 # PostgreSQL, the load, the window, the summary) is in lib.sh.
@@ -40,26 +52,50 @@ set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# The load: 4 closed-loop clients, WARMUP_ITERATIONS requests not recorded,
-# then ITERATIONS measured; the first MAX_TRACES of those go into the case
-# (the N+1 order traces hold ~65 spans each, ~1 KB a span in OTLP JSON).
-VUS=${VUS:-4}
-WARMUP_ITERATIONS=${WARMUP_ITERATIONS:-40}
-ITERATIONS=${ITERATIONS:-40}
-MAX_TRACES=${MAX_TRACES:-20}
+# The load, per case in the table at the end: VUS closed-loop clients,
+# WARMUP_ITERATIONS requests not recorded, then ITERATIONS measured; the first
+# MAX_TRACES of those go into the case. shop's N+1 order traces hold ~65 spans
+# each (~1 KB a span in OTLP JSON), hence 20 of 40 at 4 clients; accounts'
+# traces hold 2 spans, so 300 of 400 at 20 clients stay well under 2 MB. Set
+# in the environment, a value applies to every case recorded.
+env_vus=${VUS:-}
+env_warmup=${WARMUP_ITERATIONS:-}
+env_iterations=${ITERATIONS:-}
+env_max_traces=${MAX_TRACES:-}
 
 pg_port=${PG_PORT:-18620}
 shop_port=${SHOP_PORT:-18621}
 pricing_port=${PRICING_PORT:-18622}
 collector_port=${COLLECTOR_PORT:-18623}
-target=http://127.0.0.1:$shop_port
+accounts_port=${ACCOUNTS_PORT:-18624}
+# accounts' PBKDF2-HMAC-SHA256 iterations: ~10 ms a hash on the recording machine.
+hash_iterations=${HASH_ITERATIONS:-40000}
+
+# The cases: CASE SERVICE ENDPOINT VUS WARMUP_ITERATIONS ITERATIONS MAX_TRACES.
+cases='
+  node-express-orm-nplus1    shop      orders/nplus1  4  40   40   20
+  node-express-orm-joined    shop      orders/joined  4  40   40   20
+  node-express-http-nplus1   shop      cart/nplus1    4  40   40   20
+  node-express-http-batched  shop      cart/batched   4  40   40   20
+  node-express-cpu-sync      accounts  hash/sync      20 100  400  300
+  node-express-cpu-async     accounts  hash/async     20 100  400  300
+  node-express-json          accounts  json           20 100  400  300
+  node-express-exec-sync     accounts  exec/sync      20 100  400  300
+  node-express-exec-async    accounts  exec/async     20 100  400  300'
 
 use_work NODE_CORPUS_WORK corpus-node-express raw
 need node npm curl jq go
-pg_need
+# PostgreSQL only if a shop case is to be recorded: accounts has no database.
+need_pg=
+for c in ${CASES:-$(awk 'NF {print $1}' <<<"$cases")}; do
+  [ "$(awk -v c="$c" '$1 == c {print $2}' <<<"$cases")" != shop ] || need_pg=1
+done
+[ -z "$need_pg" ] || pg_need
 
 # --- tracelab and the application --------------------------------------------
+niced=(nice -n 19) # the build only: the load runs at the default priority
 build_tracelab
+niced=()
 app=$work/app
 mkdir -p "$app"
 cp "$src"/package.json "$src"/package-lock.json "$src"/*.js "$src"/db.sql "$app/"
@@ -74,12 +110,16 @@ if ! cat "$src/package.json" "$src/package-lock.json" | cmp -s - "$app/.installe
 fi
 
 # --- PostgreSQL: the database shop, seeded by seed.js from db.sql -------------
-pgtmp=$(mktemp -d "${TMPDIR:-/tmp}/tracelab-corpus-node-pg.XXXXXX")
-say "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port (data in $pgtmp)"
-pg_start corpus shop -c max_connections=50 -c synchronous_commit=off
-export DATABASE_URL="postgres://corpus@127.0.0.1:$pg_port/shop"
-pg_wait "seed the database" "$work/logs/seed.log" env -C "$app" node seed.js
-say "$(cat "$work/logs/seed.log")"
+# Started once, before the first shop case, and left running until the end.
+pg_up() {
+  [ -z "$pg_pid" ] || return 0
+  pgtmp=$(mktemp -d "${TMPDIR:-/tmp}/tracelab-corpus-node-pg.XXXXXX")
+  say "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port (data in $pgtmp)"
+  pg_start corpus shop -c max_connections=50 -c synchronous_commit=off
+  export DATABASE_URL="postgres://corpus@127.0.0.1:$pg_port/shop"
+  pg_wait "seed the database" "$work/logs/seed.log" env -C "$app" node seed.js
+  say "$(cat "$work/logs/seed.log")"
+}
 
 # --- one case ------------------------------------------------------------------
 # start NAME NODE_ARGS [ENV=VALUE...]: a node process in the app dir, under
@@ -91,8 +131,8 @@ start() {
   spawn "$name" env -C "$app" "$@" nice -n 10 node $node_args
 }
 
-# load_case OUT ITERATIONS: VUS clients on the case's endpoint.
-load_case() { load "$1" ENDPOINT="$endpoint" VUS="$VUS" ITERATIONS="$2"; }
+# load_case OUT ITERATIONS: the case's VUS clients on its endpoint.
+load_case() { load "$1" ENDPOINT="$endpoint" VUS="$vus" ITERATIONS="$2"; }
 
 # The machine's attributes dropped as `tracelab convert --redact` drops
 # them (pkg/redact's machineKeys, and every value that names the home, temporary or
@@ -113,28 +153,45 @@ redact_trim='
       | .scopeSpans |= map(.spans |= map(select($keep[.traceId]) | .attributes |= clean) | select(.spans | length > 0)))
   | .resourceSpans |= map(select(.scopeSpans | length > 0))'
 
-record() { # ENDPOINT
-  local endpoint=$1 collector_pid pricing_pid shop_pid
+record() { # SERVICE ENDPOINT VUS WARMUP_ITERATIONS ITERATIONS MAX_TRACES
+  local service=$1 endpoint=$2 vus=${env_vus:-$3} warmup=${env_warmup:-$4} iterations=${env_iterations:-$5}
+  local max_traces=${env_max_traces:-$6} collector_pid service_pids=() port
   raw=$work/raw/$case
   rm -f "$raw"-*
-  say "$case: starting the OTLP receiver, pricing and shop"
+  [ "$service" != shop ] || pg_up
+  say "$case: starting the OTLP receiver and $([ "$service" = shop ] && echo "pricing and shop" || echo "$service")"
   start collector collector.js PORT="$collector_port" OUT="$raw-otlp.jsonl"
   collector_pid=$!
   wait_ready "$collector_port" /health collector "$collector_pid" 30
   local otel=(OTLP_TRACES_URL="http://127.0.0.1:$collector_port/v1/traces" OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none PG_ENHANCED=1)
-  start pricing "--require ./tracing.js pricing.js" "${otel[@]}" OTEL_SERVICE_NAME=pricing PORT="$pricing_port"
-  pricing_pid=$!
-  start shop "--require ./tracing.js shop.js" "${otel[@]}" OTEL_SERVICE_NAME=shop PORT="$shop_port" \
-    PRICING_URL="http://127.0.0.1:$pricing_port" DATABASE_URL="$DATABASE_URL"
-  shop_pid=$!
-  wait_ready "$pricing_port" /health pricing "$pricing_pid" 30
-  wait_ready "$shop_port" /health shop "$shop_pid" 30
-  curl -sf "http://127.0.0.1:$shop_port/$endpoint" >"$raw-sample.json" || die "GET /$endpoint failed; log: $work/logs/$case-shop.log"
+  case $service in
+    shop)
+      port=$shop_port
+      start pricing "--require ./tracing.js pricing.js" "${otel[@]}" OTEL_SERVICE_NAME=pricing PORT="$pricing_port"
+      service_pids+=($!)
+      start shop "--require ./tracing.js shop.js" "${otel[@]}" OTEL_SERVICE_NAME=shop PORT="$shop_port" \
+        PRICING_URL="http://127.0.0.1:$pricing_port" DATABASE_URL="$DATABASE_URL"
+      service_pids+=($!)
+      wait_ready "$pricing_port" /health pricing "${service_pids[0]}" 30
+      wait_ready "$shop_port" /health shop "${service_pids[1]}" 30 ;;
+    accounts)
+      port=$accounts_port
+      start accounts "--require ./tracing.js accounts.js" "${otel[@]}" OTEL_SERVICE_NAME=accounts PORT="$accounts_port" \
+        HASH_ITERATIONS="$hash_iterations"
+      service_pids+=($!)
+      wait_ready "$accounts_port" /health accounts "${service_pids[0]}" 30 ;;
+    *) die "unknown service $service" ;;
+  esac
+  target=http://127.0.0.1:$port
+  curl -sf "$target/$endpoint" >"$raw-sample.json" || die "GET /$endpoint failed; log: $work/logs/$case-$service.log"
   say "$case: GET /$endpoint answers $(cat "$raw-sample.json")"
-  measure "$WARMUP_ITERATIONS" "$WARMUP_ITERATIONS requests by $VUS clients" \
-    "$ITERATIONS" "$ITERATIONS requests by $VUS clients on /$endpoint"
+  measure "$warmup" "$warmup requests by $vus clients" \
+    "$iterations" "$iterations requests by $vus clients on /$endpoint"
   say "$case: stopping the services (the SDK exports its last spans on SIGTERM)"
-  stop "$shop_pid" "$pricing_pid"
+  # Newest first (shop, then pricing): stop signals them all, then waits.
+  local k rev=()
+  for ((k = ${#service_pids[@]} - 1; k >= 0; k--)); do rev+=("${service_pids[k]}"); done
+  stop "${rev[@]}"
   stop "$collector_pid"
 
   [ -s "$raw-otlp.jsonl" ] || die "no spans received ($raw-otlp.jsonl)"
@@ -145,7 +202,7 @@ record() { # ENDPOINT
   # strings.
   jq -c -s '{resourceSpans: [.[].resourceSpans[]]}' "$raw-otlp.jsonl" | cut_window >"$raw-window.json"
   mkdir -p "$out"
-  jq -c --argjson n "$MAX_TRACES" --arg home "$HOME" --arg tmp "${TMPDIR:-/tmp}" --arg work "$work" "$redact_trim" \
+  jq -c --argjson n "$max_traces" --arg home "$HOME" --arg tmp "${TMPDIR:-/tmp}" --arg work "$work" "$redact_trim" \
     "$raw-window.json" >"$out/traces.json"
   check_paths
   # Nothing left that `tracelab convert --redact` would drop.
@@ -155,8 +212,4 @@ record() { # ENDPOINT
   summarise 2200 "2 MB; lower MAX_TRACES" "$raw-window.json"
 }
 
-record_all 'case\trequests\treq/s\tp50_ms\tp95_ms\tfailed\twindow_traces\tkept\tspans\tbytes' "
-  node-express-orm-nplus1    orders/nplus1
-  node-express-orm-joined    orders/joined
-  node-express-http-nplus1   cart/nplus1
-  node-express-http-batched  cart/batched"
+record_all 'case\trequests\treq/s\tp50_ms\tp95_ms\tfailed\twindow_traces\tkept\tspans\tbytes' "$cases"
