@@ -36,6 +36,7 @@ var schemaCases = []string{
 	"lab-kafka-batching-baseline", // kafka-producer-contention
 	"shape-startup-ddl",           // background
 	"few-calls",                   // no findings
+	"python-django-nplus1",        // n-plus-one-or-redundant
 }
 
 func TestReportSchemaValidatesCorpus(t *testing.T) {

@@ -9,7 +9,10 @@ import (
 	"tracelab/pkg/trace"
 )
 
-func init() { Register(NPlusOne{}) }
+func init() {
+	Register(NPlusOne{})
+	Register(NPlusOneOrRedundant{})
+}
 
 // The n-plus-one thresholds. Both are about the shape of the calls, never
 // about milliseconds: how much a finding matters is expressed by ranking
@@ -64,11 +67,33 @@ const (
 // such as a repository method around an ORM query around its JDBC
 // statement; its cost is the whole subtree's time on the critical path.
 // Repetitions made with identical values are redundant-call's: caching
-// them is the fix, not batching.
+// them is the fix, not batching. Reads whose values the spans do not show
+// are NPlusOneOrRedundant's, unless the ORM that made them says the rows
+// differ (loadsOnePerRow).
 type NPlusOne struct{}
 
 // ID implements Detector.
 func (NPlusOne) ID() string { return "n-plus-one" }
+
+// NPlusOneOrRedundant finds what NPlusOne does, for reads whose values the
+// spans do not record (most database instrumentations by default): the
+// same statement, one at a time, with placeholders and no values. That is
+// one row per item, an N+1 to batch, or the same row read again, a
+// redundant read to keep; the spans cannot tell, and the finding names
+// both rather than claim one. Recording the values (README: "The values of
+// a call") turns it into one of the two.
+type NPlusOneOrRedundant struct{}
+
+// ID implements Detector.
+func (NPlusOneOrRedundant) ID() string { return "n-plus-one-or-redundant" }
+
+// Detect implements Detector.
+func (d NPlusOneOrRedundant) Detect(traces []*trace.Trace) []Finding { return detectEach(d, traces) }
+
+// Aggregator implements PerTrace.
+func (d NPlusOneOrRedundant) Aggregator() Aggregator {
+	return &nplusOneAggregator{id: d.ID(), undecided: true, aggs: map[nplusOneKey]*nplusOneAgg{}}
+}
 
 // nplusOneKey identifies one finding across traces.
 type nplusOneKey struct {
@@ -116,14 +141,15 @@ func (d NPlusOne) Aggregator() Aggregator {
 }
 
 type nplusOneAggregator struct {
-	id   string
-	aggs map[nplusOneKey]*nplusOneAgg
+	id        string
+	undecided bool // NPlusOneOrRedundant's: the reads whose values are not known
+	aggs      map[nplusOneKey]*nplusOneAgg
 }
 
 // Add implements Aggregator.
 func (g *nplusOneAggregator) Add(t *trace.Trace) {
 	aggs := g.aggs
-	for k, o := range repeatedSequentialCalls(t) {
+	for k, o := range repeatedSequentialCalls(t, g.undecided) {
 		a := aggs[k]
 		if a == nil {
 			a = &nplusOneAgg{}
@@ -194,9 +220,18 @@ func (g *nplusOneAggregator) Findings() []Finding {
 			f.Evidence["highlight_span_ids"] = ids
 			wrapped = fmt.Sprintf(", each inside %s", o.unitOp)
 		}
+		if g.undecided {
+			f.Summary = fmt.Sprintf("%s reads %s %s times per %s, one call at a time%s (%.1f ms each on average); these calls are %.0f%% of the request's critical path. The spans do not record the values, so this is either one row per item (an N+1: fetch them in one batch or a JOIN) or the same row read again (a redundant read: read it once and keep it); record the values to tell.",
+				k.service, k.call, count(f.CallsPerTrace), k.parent, wrapped, f.Evidence["mean_call_ms"], 100*f.ShareOfCriticalPath)
+			findings = append(findings, f)
+			continue
+		}
 		values := ""
-		if o.values == valuesUnknown {
+		switch o.values {
+		case valuesUnknown:
 			values = " The spans do not record the values the calls were made with; if they repeat, cache instead."
+		case valuesOnePerRow:
+			values = " The spans do not record the values, but the ORM loads a row once per session: these are different rows."
 		}
 		f.Summary = fmt.Sprintf("%s calls %s %s times per %s, one call at a time%s (%.1f ms each on average); these calls are %.0f%% of the request's critical path. Fetch them in one batch request, or at least concurrently.%s",
 			k.service, k.call, count(f.CallsPerTrace), k.parent, wrapped, f.Evidence["mean_call_ms"], 100*f.ShareOfCriticalPath, values)
@@ -207,12 +242,14 @@ func (g *nplusOneAggregator) Findings() []Finding {
 }
 
 // repeatedSequentialCalls returns, for one trace, every repeated unit that
-// n-plus-one reports (see repeatedUnits; repetitions known to be identical
-// are left to redundant-call), keyed and summed per finding.
-func repeatedSequentialCalls(t *trace.Trace) map[nplusOneKey]*nplusOneTrace {
+// n-plus-one reports, or with undecided the reads n-plus-one-or-redundant
+// reports (see repeatedUnits and repeatGroup.undecided; repetitions known
+// to be identical are left to redundant-call), keyed and summed per
+// finding.
+func repeatedSequentialCalls(t *trace.Trace, undecided bool) map[nplusOneKey]*nplusOneTrace {
 	var out map[nplusOneKey]*nplusOneTrace
 	for _, g := range repeatedUnits(t) {
-		if g.values == valuesIdentical && isRead(t, g.calls[0][0]) {
+		if g.values == valuesIdentical && isRead(t, g.calls[0][0]) || g.undecided(t) != undecided {
 			continue
 		}
 		p, call := g.parent, g.calls[0][0]

@@ -22,6 +22,7 @@ func perTraceInput() []*trace.Trace {
 	same := func(int) string { return "SELECT * FROM visits WHERE pet_id = 7" }
 	for i := range 3 {
 		traces = append(traces, loopTrace(fmt.Sprintf("redundant%d", i), 6, same, noAttrs))
+		traces = append(traces, loopTrace(fmt.Sprintf("undecided%d", i), 6, func(int) string { return "SELECT * FROM visits WHERE pet_id = ?" }, noAttrs))
 		stmts := make([]string, 7)
 		for j := range stmts {
 			stmts[j] = fmt.Sprintf("SELECT * FROM t%d WHERE id = ?", j)

@@ -32,10 +32,19 @@ const (
 	valuesUnknown valueKnowledge = iota
 	valuesDistinct
 	valuesIdentical
+	valuesOnePerRow // not recorded, but made by an ORM that loads a row once (loadsOnePerRow)
 )
 
 func (v valueKnowledge) String() string {
-	return [...]string{"not recorded", "distinct", "identical"}[v]
+	return [...]string{"not recorded", "distinct", "identical", "one per row"}[v]
+}
+
+// undecided reports whether the group's values leave two readings open: a
+// read (see isRead) repeated with values the spans do not show is one row
+// per item (n-plus-one) or the same row again (redundant-call), and
+// nothing else in the spans tells which (n-plus-one-or-redundant).
+func (g repeatGroup) undecided(t *trace.Trace) bool {
+	return g.values == valuesUnknown && isRead(t, g.calls[0][0])
 }
 
 // repeatedUnits returns every group of at least NPlusOneMinCalls units of
@@ -93,10 +102,68 @@ func findRepeatedUnits(t *trace.Trace) []repeatGroup {
 				continue // a fan-out: the units overlap, their cost does not add up
 			}
 			g.values = compareValues(t, g.calls)
+			if g.values == valuesUnknown && loadsOnePerRow(t, *g) {
+				g.values = valuesOnePerRow
+			}
 			out = append(out, *g)
 		}
 	}
 	return out
+}
+
+// loadsOnePerRow reports whether every unit of g is a load that an ORM
+// makes at most once per row or collection in a session, so that values
+// nobody recorded must differ. Both ORMs keep an identity map:
+//   - Hibernate runs one operation (a query, a find) and loads the
+//     associations of the rows it read as separate statements, the JDBC
+//     spans under that operation's span: each entity and each collection
+//     is loaded once per persistence context, so repeats are different
+//     rows;
+//   - SQLAlchemy names the primary-key parameters of Session.get and of a
+//     lazy many-to-one load pk_1, pk_2, ..., and both look in the session's
+//     identity map before they select, so a row already loaded is never
+//     selected again. A query the application writes binds its own names
+//     (key_1, id_1) and may read one row as often as it likes.
+func loadsOnePerRow(t *trace.Trace, g repeatGroup) bool {
+	hibernate := strings.HasPrefix(g.parent.Scope, "io.opentelemetry.hibernate-")
+	for i, u := range g.units {
+		calls := g.calls[i]
+		if len(calls) != 1 || t.Classify(calls[0]) != trace.CallDB {
+			return false
+		}
+		c := calls[0]
+		switch {
+		case hibernate && u == c:
+		case c.Scope == "opentelemetry.instrumentation.sqlalchemy" && bindsOnlyPrimaryKeys(c.Attr("db.query.text", "db.statement")):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// bindsOnlyPrimaryKeys reports whether a statement's named placeholders,
+// %(name)s, are all SQLAlchemy's pk_N, and there is at least one.
+func bindsOnlyPrimaryKeys(stmt string) bool {
+	n := 0
+	for rest := stmt; ; {
+		i := strings.Index(rest, "%(")
+		if i < 0 {
+			return n > 0
+		}
+		rest = rest[i+2:]
+		j := strings.Index(rest, ")s")
+		if j < 0 {
+			return false
+		}
+		name := rest[:j]
+		digits := strings.TrimPrefix(name, "pk_")
+		if digits == name || digits == "" || strings.Trim(digits, "0123456789") != "" {
+			return false
+		}
+		n++
+		rest = rest[j+2:]
+	}
 }
 
 // namesWork reports whether a call says what it asked for. A database span

@@ -61,8 +61,8 @@ func TestNPlusOneWrappedUnitsCostTheirSubtree(t *testing.T) {
 }
 
 // What the repetitions were called with decides between n-plus-one and
-// redundant-call; a detector that cannot know stays with n-plus-one and
-// says so.
+// redundant-call; reads whose values nobody recorded are
+// n-plus-one-or-redundant's, writes stay n-plus-one's.
 func TestRepetitionValuesDecideTheDetector(t *testing.T) {
 	same := func(int) string { return "SELECT id, name FROM types ORDER BY name" }
 	placeholder := func(int) string { return "SELECT * FROM visits WHERE pet_id = ?" }
@@ -71,24 +71,29 @@ func TestRepetitionValuesDecideTheDetector(t *testing.T) {
 		stmt              func(int) string
 		attrs             func(int) map[string]string
 		nplus1, redundant bool
+		undecided         bool
 		values            string
 	}{
-		{"a statement without parameters, re-run", same, noAttrs, false, true, ""},
-		{"placeholders, values not recorded", placeholder, noAttrs, true, false, "not recorded"},
+		{"a statement without parameters, re-run", same, noAttrs, false, true, false, ""},
+		{"placeholders, values not recorded", placeholder, noAttrs, false, false, true, ""},
+		{"a write with placeholders, values not recorded", func(int) string { return "UPDATE visits SET seen = true WHERE pet_id = ?" },
+			noAttrs, true, false, false, "not recorded"},
 		{"placeholders, the same value recorded", placeholder, func(int) map[string]string {
 			return map[string]string{"db.query.parameter.0": "7"}
-		}, false, true, ""},
+		}, false, true, false, ""},
 		{"placeholders, distinct values recorded", placeholder, func(i int) map[string]string {
 			return map[string]string{"db.query.parameter.0": fmt.Sprint(i)}
-		}, true, false, "distinct"},
-		{"the same write, re-run", func(int) string { return "UPDATE counters SET n = n + 1" }, noAttrs, true, false, "identical"},
+		}, true, false, false, "distinct"},
+		{"the same write, re-run", func(int) string { return "UPDATE counters SET n = n + 1" }, noAttrs, true, false, false, "identical"},
 	}
 	for _, c := range cases {
 		tr := []*trace.Trace{loopTrace("t", 7, c.stmt, c.attrs)}
 		np := nplusone(tr)
 		rc := detect.RedundantCall{}.Detect(tr)
-		if (len(np) == 1) != c.nplus1 || (len(rc) == 1) != c.redundant {
-			t.Errorf("%s: n-plus-one %d, redundant-call %d findings; want %v, %v", c.name, len(np), len(rc), c.nplus1, c.redundant)
+		un := detect.NPlusOneOrRedundant{}.Detect(tr)
+		if (len(np) == 1) != c.nplus1 || (len(rc) == 1) != c.redundant || (len(un) == 1) != c.undecided {
+			t.Errorf("%s: n-plus-one %d, redundant-call %d, n-plus-one-or-redundant %d findings; want %v, %v, %v",
+				c.name, len(np), len(rc), len(un), c.nplus1, c.redundant, c.undecided)
 			continue
 		}
 		if c.nplus1 && np[0].Evidence["parameter_values"] != c.values {

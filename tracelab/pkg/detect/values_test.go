@@ -29,7 +29,8 @@ func dbLoopTrace(attrs func(i int) map[string]string) *trace.Trace {
 
 // What each driver's spans say about the values decides between
 // n-plus-one (different rows: join or batch) and redundant-call (the same
-// row again: cache), and n-plus-one says when the spans do not tell.
+// row again: cache); where the spans do not tell, n-plus-one-or-redundant
+// names both.
 func TestValuesAcrossDriversAndLanguages(t *testing.T) {
 	stmt := func(q string) func(int) map[string]string {
 		return func(int) map[string]string { return map[string]string{"db.statement": q} }
@@ -43,12 +44,12 @@ func TestValuesAcrossDriversAndLanguages(t *testing.T) {
 		attrs        func(int) map[string]string
 		want, values string
 	}{
-		"psycopg2 %s, no values":       {stmt(`SELECT * FROM author WHERE id = %s`), "n-plus-one", "not recorded"},
-		"pyformat, no values":          {stmt(`SELECT * FROM author WHERE id = %(id)s`), "n-plus-one", "not recorded"},
-		"oracle :1, no values":         {stmt(`SELECT * FROM author WHERE id = :1`), "n-plus-one", "not recorded"},
-		"named :id, no values":         {stmt(`SELECT * FROM author WHERE id = :id`), "n-plus-one", "not recorded"},
-		"SqlClient @p1, no values":     {stmt(`SELECT * FROM author WHERE id = @p1`), "n-plus-one", "not recorded"},
-		"EF Core @__id_0, no values":   {stmt(`SELECT * FROM author WHERE id = @__id_0`), "n-plus-one", "not recorded"},
+		"psycopg2 %s, no values":       {stmt(`SELECT * FROM author WHERE id = %s`), "n-plus-one-or-redundant", ""},
+		"pyformat, no values":          {stmt(`SELECT * FROM author WHERE id = %(id)s`), "n-plus-one-or-redundant", ""},
+		"oracle :1, no values":         {stmt(`SELECT * FROM author WHERE id = :1`), "n-plus-one-or-redundant", ""},
+		"named :id, no values":         {stmt(`SELECT * FROM author WHERE id = :id`), "n-plus-one-or-redundant", ""},
+		"SqlClient @p1, no values":     {stmt(`SELECT * FROM author WHERE id = @p1`), "n-plus-one-or-redundant", ""},
+		"EF Core @__id_0, no values":   {stmt(`SELECT * FROM author WHERE id = @__id_0`), "n-plus-one-or-redundant", ""},
 		"Python parameters, distinct":  {with(`SELECT * FROM author WHERE id = %s`, "db.statement.parameters", differ), "n-plus-one", "distinct"},
 		"Python parameters, identical": {with(`SELECT * FROM author WHERE id = %s`, "db.statement.parameters", same), "redundant-call", ""},
 		"pg values, distinct":          {with(`SELECT * FROM author WHERE id = $1`, "db.postgresql.values", func(i int) string { return fmt.Sprintf(`["%d"]`, i) }), "n-plus-one", "distinct"},
@@ -64,6 +65,7 @@ func TestValuesAcrossDriversAndLanguages(t *testing.T) {
 		var got []detect.Finding
 		got = append(got, detect.NPlusOne{}.Detect(tr)...)
 		got = append(got, detect.RedundantCall{}.Detect(tr)...)
+		got = append(got, detect.NPlusOneOrRedundant{}.Detect(tr)...)
 		if len(got) != 1 || got[0].Detector != tc.want {
 			t.Errorf("%s: got %v, want one %s", name, ids(got), tc.want)
 			continue

@@ -173,6 +173,10 @@ var ruleText = map[string][2]string{
 		"One parent repeats the same call, one at a time, with different values.",
 		"The parent makes the same call (or runs the same repository/ORM unit) five or more times in a row with different values, each waiting for the last. Fetch them in one batch request or a JOIN.",
 	},
+	"n-plus-one-or-redundant": {
+		"One parent repeats the same read, one at a time, with values the spans do not record.",
+		"The parent sends the same read five or more times in a row, and the spans record no values: either one row per item (fetch them in one batch or a JOIN) or the same row again (read it once and keep it). Record the values to tell which.",
+	},
 	"redundant-call": {
 		"One request repeats the same read with the same values.",
 		"The request sends the same read (a SELECT or GET with the same values) three or more times. Keep the first answer: cache it or deduplicate the calls.",
