@@ -24,7 +24,7 @@
 # started in the measured run, the first MAX_TRACES of them, converted by
 # `tracelab convert --redact`.
 #
-# Needs: Python 3.11 with venv (PYTHON, default python3), Go (builds
+# Needs: Python >= 3.10 with venv (3.11 used; PYTHON, default python3), Go (builds
 # tracelab), jq, curl, and PostgreSQL's server binaries (initdb, postgres)
 # in PG_BIN_DIR (default: the lab's tool cache,
 # ~/.cache/tracelab/postgres/16.4.0/linux-amd64/bin, which
