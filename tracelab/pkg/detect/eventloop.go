@@ -287,10 +287,8 @@ func (c loopCall) key() eventLoopKey {
 	if c.handler != nil {
 		k.handler = c.t.Operation(c.handler)
 	}
-	if c.call == c.handler { // a process loop's turn
-		if b := blockingCall(c.t, c.call); b != nil {
-			k.call = c.t.Operation(b)
-		}
+	if c.call == c.handler { // a process loop's turn: what held it is eventLoopAgg.blocker's
+		k.call = ""
 	}
 	return k
 }
@@ -299,6 +297,7 @@ func (c loopCall) key() eventLoopKey {
 type eventLoopAgg struct {
 	threads                 map[string]bool // the loops' names
 	process                 bool            // the loops are processes, not threads
+	blockers                map[string]int  // process loops: turns per blockingCall operation, "" for none
 	byTrace                 map[*trace.Trace][]*trace.Span
 	calls                   int
 	callTime                int64
@@ -329,11 +328,18 @@ func (d EventLoopBlocking) Detect(traces []*trace.Trace) []Finding {
 			k := c.key()
 			a := aggs[k]
 			if a == nil {
-				a = &eventLoopAgg{threads: map[string]bool{}, byTrace: map[*trace.Trace][]*trace.Span{}}
+				a = &eventLoopAgg{threads: map[string]bool{}, byTrace: map[*trace.Trace][]*trace.Span{}, blockers: map[string]int{}}
 				aggs[k] = a
 			}
 			a.calls++
 			a.callTime += c.call.Duration()
+			if c.call == c.handler {
+				op := ""
+				if b := blockingCall(c.t, c.call); b != nil {
+					op = c.t.Operation(b)
+				}
+				a.blockers[op]++
+			}
 			a.byTrace[c.t] = append(a.byTrace[c.t], c.call)
 			if w, ok := e.waits[c.call]; ok {
 				if dur := c.t.Duration(); dur > 0 {
@@ -425,7 +431,7 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 		f.Evidence["callee_service"] = callee
 	}
 	if a.process {
-		return a.processFinding(f, k, threads)
+		return a.processFinding(f, threads)
 	}
 	in := ""
 	if k.handler != "" {
@@ -450,13 +456,15 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 
 // processFinding words a finding on process loops, whose calls are the
 // turns: the server spans.
-func (a *eventLoopAgg) processFinding(f Finding, k eventLoopKey, loops []string) Finding {
+func (a *eventLoopAgg) processFinding(f Finding, loops []string) Finding {
 	f.Evidence["loop"] = "process"
 	f.Evidence["runtime"] = a.exampleCall.ResourceAttrs["telemetry.sdk.language"]
 	what := "in the handler itself, with no traced call (CPU work, a sleep, or a call nobody traced)"
 	fix := "Move the work off the loop (a worker thread or pool) or make it asynchronous."
-	if k.call != k.handler {
-		what = "mostly in " + k.call
+	f.Operation = f.ParentOperation
+	if call := a.blocker(); call != "" {
+		f.Operation = call
+		what = "mostly in " + call
 		fix = "Use an asynchronous client and await it, or run the call in a thread pool."
 		if b := blockingCall(a.example, a.exampleCall); b != nil {
 			f.Evidence["blocking_call_span_id"] = b.SpanID
@@ -474,8 +482,21 @@ func (a *eventLoopAgg) processFinding(f Finding, k eventLoopKey, loops []string)
 		shape = fmt.Sprintf("requests of different client connections never overlapped, filling %.0f%% of its time; were the handlers to yield while they wait, that would happen with probability 1e%.0f", 100*busy, math.Floor(log10))
 	}
 	f.Summary = fmt.Sprintf("%s blocks the event loop of its %s for %.1f ms per %s request, %s: %s. The turns are %.0f%% of the request's critical path. %s",
-		k.service, strings.Join(loops, ", "), f.Evidence["mean_call_ms"], k.handler, what, shape, 100*f.ShareOfCriticalPath, fix)
+		f.Service, strings.Join(loops, ", "), f.Evidence["mean_call_ms"], f.ParentOperation, what, shape, 100*f.ShareOfCriticalPath, fix)
 	return f
+}
+
+// blocker is the call that held most of the process loop's turns, each
+// for at least half its time (see blockingCall), or "" when in most turns
+// none did.
+func (a *eventLoopAgg) blocker() string {
+	best, n := "", a.blockers[""]
+	for op, c := range a.blockers {
+		if op != "" && (c > n || c == n && op < best) {
+			best, n = op, c
+		}
+	}
+	return best
 }
 
 // Needs implements Selective: the traces with a call made on an event-loop
