@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# lib.sh: what the corpus recording scripts share (go-nethttp.sh,
-# node-express.sh, python-django.sh, quarkus-reactive.sh, spring-webflux.sh).
+# lib.sh: what the corpus recording scripts share (go-grpc.sh, go-nethttp.sh,
+# node-express.sh, python-django.sh, python-fastapi.sh, python-flask.sh,
+# quarkus-reactive.sh, spring-webflux.sh).
 # Each script sources it after `set -euo pipefail` and keeps what is its
 # framework's own: how it builds and starts its services, its ports, its load
 # and its cases.
