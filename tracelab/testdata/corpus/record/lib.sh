@@ -198,6 +198,31 @@ window='
 # case holds, whatever way its spans were collected.
 cut_window() { jq -c --argjson t0 "$t0" --argjson t1 "$t1" "$window" "$@"; }
 
+# redact_first N FILE: the OTLP JSON of FILE on stdout, with the machine's
+# attributes dropped as `tracelab convert --redact` drops them (pkg/redact's
+# machineKeys, and every value that names the home, temporary or scratch
+# dir), and only the N traces whose roots start first. For the scripts that
+# keep their SDK's own OTLP JSON (intValue numbers, arrayValue lists), which
+# convert would rewrite as strings.
+# shellcheck disable=SC2016 # jq's variables, not the shell's
+redact_trim='
+  ["host.name", "host.id", "host.ip", "host.mac", "process.command", "process.command_line",
+   "process.command_args", "process.executable.path", "process.owner"] as $machine
+  | def clean: map(select((.key | IN($machine[]) | not)
+                          and ((.value | tojson) as $v | [$home, $tmp, $work] | any(. as $d | $v | contains($d)) | not)));
+  ([.resourceSpans[].scopeSpans[].spans[].spanId | {key: ., value: true}] | from_entries) as $ids
+  | ([.resourceSpans[].scopeSpans[].spans[] | select($ids[.parentSpanId // ""] | not)]
+     | sort_by(.startTimeUnixNano | tonumber) | map(.traceId)) as $roots
+  | (reduce $roots[] as $t ([]; if index([$t]) then . else . + [$t] end) | .[:$n]
+     | map({key: ., value: true}) | from_entries) as $keep
+  | .resourceSpans |= map(
+      .resource.attributes |= clean
+      | .scopeSpans |= map(.spans |= map(select($keep[.traceId]) | .attributes |= clean) | select(.spans | length > 0)))
+  | .resourceSpans |= map(select(.scopeSpans | length > 0))'
+redact_first() {
+  jq -c --argjson n "$1" --arg home "$HOME" --arg tmp "${TMPDIR:-/tmp}" --arg work "$work" "$redact_trim" "$2"
+}
+
 # keep_window SPANS MAX_TRACES: a committed case is plain OTLP JSON that
 # names no machine, holds the measured run only and stays small enough to
 # commit: $out/traces.json keeps the MAX_TRACES earliest traces of the window

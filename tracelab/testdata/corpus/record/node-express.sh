@@ -134,25 +134,6 @@ start() {
 # load_case OUT ITERATIONS: the case's VUS clients on its endpoint.
 load_case() { load "$1" ENDPOINT="$endpoint" VUS="$vus" ITERATIONS="$2"; }
 
-# The machine's attributes dropped as `tracelab convert --redact` drops
-# them (pkg/redact's machineKeys, and every value that names the home, temporary or
-# scratch dir), then the MAX_TRACES traces whose roots start first.
-# shellcheck disable=SC2016 # jq's variables, not the shell's
-redact_trim='
-  ["host.name", "host.id", "host.ip", "host.mac", "process.command", "process.command_line",
-   "process.command_args", "process.executable.path", "process.owner"] as $machine
-  | def clean: map(select((.key | IN($machine[]) | not)
-                          and ((.value | tojson) as $v | [$home, $tmp, $work] | any(. as $d | $v | contains($d)) | not)));
-  ([.resourceSpans[].scopeSpans[].spans[].spanId | {key: ., value: true}] | from_entries) as $ids
-  | ([.resourceSpans[].scopeSpans[].spans[] | select($ids[.parentSpanId // ""] | not)]
-     | sort_by(.startTimeUnixNano | tonumber) | map(.traceId)) as $roots
-  | (reduce $roots[] as $t ([]; if index([$t]) then . else . + [$t] end) | .[:$n]
-     | map({key: ., value: true}) | from_entries) as $keep
-  | .resourceSpans |= map(
-      .resource.attributes |= clean
-      | .scopeSpans |= map(.spans |= map(select($keep[.traceId]) | .attributes |= clean) | select(.spans | length > 0)))
-  | .resourceSpans |= map(select(.scopeSpans | length > 0))'
-
 record() { # SERVICE ENDPOINT VUS WARMUP_ITERATIONS ITERATIONS MAX_TRACES
   local service=$1 endpoint=$2 vus=${env_vus:-$3} warmup=${env_warmup:-$4} iterations=${env_iterations:-$5}
   local max_traces=${env_max_traces:-$6} collector_pid service_pids=() port
@@ -202,8 +183,7 @@ record() { # SERVICE ENDPOINT VUS WARMUP_ITERATIONS ITERATIONS MAX_TRACES
   # strings.
   jq -c -s '{resourceSpans: [.[].resourceSpans[]]}' "$raw-otlp.jsonl" | cut_window >"$raw-window.json"
   mkdir -p "$out"
-  jq -c --argjson n "$max_traces" --arg home "$HOME" --arg tmp "${TMPDIR:-/tmp}" --arg work "$work" "$redact_trim" \
-    "$raw-window.json" >"$out/traces.json"
+  redact_first "$max_traces" "$raw-window.json" >"$out/traces.json"
   check_paths
   # Nothing left that `tracelab convert --redact` would drop.
   (cd "$work" && cmp -s <("$tracelab" convert --file "$out/traces.json" --to otlp) <("$tracelab" convert --file "$out/traces.json" --to otlp --redact)) ||

@@ -119,25 +119,6 @@ start() {
 # load_case OUT ITERATIONS: VUS clients on the case's endpoint.
 load_case() { load "$1" ENDPOINT="$endpoint" VUS="$VUS" ITERATIONS="$2"; }
 
-# The machine's attributes dropped as `tracelab convert --redact` drops
-# them (pkg/redact's machineKeys, and every value that names the home, temporary or
-# scratch dir), then the MAX_TRACES traces whose roots start first (as in node-express.sh).
-# shellcheck disable=SC2016 # jq's variables, not the shell's
-redact_trim='
-  ["host.name", "host.id", "host.ip", "host.mac", "process.command", "process.command_line",
-   "process.command_args", "process.executable.path", "process.owner"] as $machine
-  | def clean: map(select((.key | IN($machine[]) | not)
-                          and ((.value | tojson) as $v | [$home, $tmp, $work] | any(. as $d | $v | contains($d)) | not)));
-  ([.resourceSpans[].scopeSpans[].spans[].spanId | {key: ., value: true}] | from_entries) as $ids
-  | ([.resourceSpans[].scopeSpans[].spans[] | select($ids[.parentSpanId // ""] | not)]
-     | sort_by(.startTimeUnixNano | tonumber) | map(.traceId)) as $roots
-  | (reduce $roots[] as $t ([]; if index([$t]) then . else . + [$t] end) | .[:$n]
-     | map({key: ., value: true}) | from_entries) as $keep
-  | .resourceSpans |= map(
-      .resource.attributes |= clean
-      | .scopeSpans |= map(.spans |= map(select($keep[.traceId]) | .attributes |= clean) | select(.spans | length > 0)))
-  | .resourceSpans |= map(select(.scopeSpans | length > 0))'
-
 # The most api SERVER spans open at one instant in the case: with a blocked
 # loop the requests still overlap (uvicorn accepts and starts them), so this
 # is a check that the load was concurrent, not a reading of the loop.
@@ -174,8 +155,7 @@ record() { # ENDPOINT
   # versions and schema URLs, span flags), which `tracelab convert` drops.
   jq -c -s '{resourceSpans: [.[].resourceSpans[]]}' "$raw-otlp.jsonl" | cut_window >"$raw-window.json"
   mkdir -p "$out"
-  jq -c --argjson n "$MAX_TRACES" --arg home "$HOME" --arg tmp "${TMPDIR:-/tmp}" --arg work "$work" "$redact_trim" \
-    "$raw-window.json" >"$out/traces.json"
+  redact_first "$MAX_TRACES" "$raw-window.json" >"$out/traces.json"
   check_paths
   # Nothing left that `tracelab convert --redact` would drop.
   (cd "$work" && cmp -s <("$tracelab" convert --file "$out/traces.json" --to otlp) <("$tracelab" convert --file "$out/traces.json" --to otlp --redact)) ||
