@@ -198,12 +198,15 @@ window='
 # case holds, whatever way its spans were collected.
 cut_window() { jq -c --argjson t0 "$t0" --argjson t1 "$t1" "$window" "$@"; }
 
-# redact_first N FILE: the OTLP JSON of FILE on stdout, with the machine's
-# attributes dropped as `tracelab convert --redact` drops them (pkg/redact's
-# machineKeys, and every value that names the home, temporary or scratch
-# dir), and only the N traces whose roots start first. For the scripts that
-# keep their SDK's own OTLP JSON (intValue numbers, arrayValue lists), which
-# convert would rewrite as strings.
+# keep_sdk_json MAX_TRACES: for the scripts whose receiver appends each OTLP
+# JSON export request of the SDK to $raw-otlp.jsonl, and which keep the SDK's
+# own JSON (intValue numbers, arrayValue lists such as db.postgresql.values,
+# scope versions), which `tracelab convert` would rewrite. It merges the
+# requests into one document in $raw-window.json, cut to the measured run,
+# and writes to $out/traces.json its MAX_TRACES traces whose roots start
+# first, with the machine's attributes dropped as `tracelab convert --redact`
+# drops them (pkg/redact's machineKeys, and every value that names the home,
+# temporary or scratch dir); then checks that nothing is left to drop.
 # shellcheck disable=SC2016 # jq's variables, not the shell's
 redact_trim='
   ["host.name", "host.id", "host.ip", "host.mac", "process.command", "process.command_line",
@@ -219,8 +222,16 @@ redact_trim='
       .resource.attributes |= clean
       | .scopeSpans |= map(.spans |= map(select($keep[.traceId]) | .attributes |= clean) | select(.spans | length > 0)))
   | .resourceSpans |= map(select(.scopeSpans | length > 0))'
-redact_first() {
-  jq -c --argjson n "$1" --arg home "$HOME" --arg tmp "${TMPDIR:-/tmp}" --arg work "$work" "$redact_trim" "$2"
+keep_sdk_json() {
+  [ -s "$raw-otlp.jsonl" ] || die "no spans received ($raw-otlp.jsonl)"
+  jq -c -s '{resourceSpans: [.[].resourceSpans[]]}' "$raw-otlp.jsonl" | cut_window >"$raw-window.json"
+  mkdir -p "$out"
+  jq -c --argjson n "$1" --arg home "$HOME" --arg tmp "${TMPDIR:-/tmp}" --arg work "$work" "$redact_trim" \
+    "$raw-window.json" >"$out/traces.json"
+  check_paths
+  (cd "$work" && cmp -s <("$tracelab" convert --file "$out/traces.json" --to otlp) \
+    <("$tracelab" convert --file "$out/traces.json" --to otlp --redact)) ||
+    die "$out/traces.json holds something tracelab convert --redact drops"
 }
 
 # keep_window SPANS MAX_TRACES: a committed case is plain OTLP JSON that

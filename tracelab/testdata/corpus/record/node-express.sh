@@ -175,19 +175,7 @@ record() { # SERVICE ENDPOINT VUS WARMUP_ITERATIONS ITERATIONS MAX_TRACES
   stop "${rev[@]}"
   stop "$collector_pid"
 
-  [ -s "$raw-otlp.jsonl" ] || die "no spans received ($raw-otlp.jsonl)"
-  # The receiver's lines merged into one document, the window cut out, the
-  # machine redacted and the first MAX_TRACES traces kept, all in jq: the
-  # case keeps the SDK's own OTLP JSON (intValue numbers, arrayValue lists:
-  # db.postgresql.values is one), which `tracelab convert` would rewrite as
-  # strings.
-  jq -c -s '{resourceSpans: [.[].resourceSpans[]]}' "$raw-otlp.jsonl" | cut_window >"$raw-window.json"
-  mkdir -p "$out"
-  redact_first "$max_traces" "$raw-window.json" >"$out/traces.json"
-  check_paths
-  # Nothing left that `tracelab convert --redact` would drop.
-  (cd "$work" && cmp -s <("$tracelab" convert --file "$out/traces.json" --to otlp) <("$tracelab" convert --file "$out/traces.json" --to otlp --redact)) ||
-    die "$out/traces.json holds something tracelab convert --redact drops"
+  keep_sdk_json "$max_traces"
   say_warmup
   summarise 2200 "2 MB; lower MAX_TRACES" "$raw-window.json"
 }

@@ -148,18 +148,7 @@ record() { # ENDPOINT
   stop "$api_pid" "$backend_pid"
   stop "$collector_pid"
 
-  [ -s "$raw-otlp.jsonl" ] || die "no spans received ($raw-otlp.jsonl)"
-  # The receiver's lines merged into one document, the window cut out, the
-  # machine redacted and the first MAX_TRACES traces kept, all in jq, as
-  # node-express.sh does: the case keeps the SDK's own OTLP JSON (the scope
-  # versions and schema URLs, span flags), which `tracelab convert` drops.
-  jq -c -s '{resourceSpans: [.[].resourceSpans[]]}' "$raw-otlp.jsonl" | cut_window >"$raw-window.json"
-  mkdir -p "$out"
-  redact_first "$MAX_TRACES" "$raw-window.json" >"$out/traces.json"
-  check_paths
-  # Nothing left that `tracelab convert --redact` would drop.
-  (cd "$work" && cmp -s <("$tracelab" convert --file "$out/traces.json" --to otlp) <("$tracelab" convert --file "$out/traces.json" --to otlp --redact)) ||
-    die "$out/traces.json holds something tracelab convert --redact drops"
+  keep_sdk_json "$MAX_TRACES"
   say_warmup
   summarise 2200 "2 MB; lower MAX_TRACES" "$raw-window.json"
   say "$case: at most $(jq "$overlap" "$out/traces.json") api SERVER spans open at one instant"

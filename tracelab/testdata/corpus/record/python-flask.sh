@@ -113,17 +113,7 @@ record() { # ENDPOINT
   stop "$app_pid"
   stop "$collector_pid"
 
-  [ -s "$raw-otlp.jsonl" ] || die "no spans received ($raw-otlp.jsonl)"
-  # The receiver's lines merged into one document, the window cut out, the
-  # machine redacted and the first MAX_TRACES traces kept, all in jq: the
-  # case keeps the SDK's own OTLP JSON, which `tracelab convert` would rewrite.
-  jq -c -s '{resourceSpans: [.[].resourceSpans[]]}' "$raw-otlp.jsonl" | cut_window >"$raw-window.json"
-  mkdir -p "$out"
-  redact_first "$MAX_TRACES" "$raw-window.json" >"$out/traces.json"
-  check_paths
-  # Nothing left that `tracelab convert --redact` would drop.
-  (cd "$work" && cmp -s <("$tracelab" convert --file "$out/traces.json" --to otlp) <("$tracelab" convert --file "$out/traces.json" --to otlp --redact)) ||
-    die "$out/traces.json holds something tracelab convert --redact drops"
+  keep_sdk_json "$MAX_TRACES"
   # The SQLAlchemy instrumentation's default: statements with placeholders,
   # never a bound value.
   if jq -e '[.resourceSpans[].scopeSpans[].spans[].attributes[]? | select(.key | test("param|values"))] | length > 0' "$out/traces.json" >/dev/null; then
