@@ -457,8 +457,13 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 // processFinding words a finding on process loops, whose calls are the
 // turns: the server spans.
 func (a *eventLoopAgg) processFinding(f Finding, loops []string) Finding {
+	// The loops are processes, and the calls analysed their turns: the
+	// server spans, which are no call of a type.
 	f.Evidence["loop"] = "process"
 	f.Evidence["runtime"] = a.exampleCall.ResourceAttrs["telemetry.sdk.language"]
+	f.Evidence["loops"] = f.Evidence["threads"]
+	delete(f.Evidence, "threads")
+	delete(f.Evidence, "call_type")
 	what := "in the handler itself, with no traced call (CPU work, a sleep, or a call nobody traced)"
 	fix := "Move the work off the loop (a worker thread or pool) or make it asynchronous."
 	f.Operation = f.ParentOperation
@@ -468,6 +473,7 @@ func (a *eventLoopAgg) processFinding(f Finding, loops []string) Finding {
 		fix = "Use an asynchronous client and await it, or run the call in a thread pool."
 		if b := blockingCall(a.example, a.exampleCall); b != nil {
 			f.Evidence["blocking_call_span_id"] = b.SpanID
+			f.Evidence["call_type"] = string(trace.Classify(b))
 			if callee := calleeOf(a.example, b); callee != "" {
 				f.Evidence["callee_service"] = callee
 			}
