@@ -66,7 +66,7 @@ const (
 	// after the loop moved on: Node.js's HTTP instrumentation ends it when
 	// the response has been handed to the socket ('finish'), which the loop
 	// reports only once it gets back to that socket, after it started the
-	// next request. See turnEnd.
+	// next request. See loopCall.end.
 	eventLoopSlack = 100_000 // ns
 
 	// EventLoopFalsePositiveRate judges the other shape a blocked loop
@@ -213,10 +213,10 @@ type threadKey struct{ service, instance, name string }
 // its server span may end later (see eventLoopSlack), by as long as the
 // loop took to get back to the socket (0.3 to 0.6 ms after turns of 10 ms
 // in the node-express-cpu-sync recording). So a turn counts as holding the
-// loop for its first half only. Turns of handlers
-// that await their I/O overlap by the wait, most of each turn, and still
-// count as overlapping; the turns of a blocked loop overlap by the answer's
-// way out, short against any turn long enough to judge (EventLoopMinTurn).
+// loop for its first half only. Turns of handlers that await their I/O
+// overlap by the wait, most of each turn, and still count as overlapping;
+// the turns of a blocked loop overlap by the answer's way out, short
+// against any turn long enough to judge (EventLoopMinTurn).
 func (c loopCall) end() int64 {
 	if c.thread.name == "" {
 		return c.call.Start + c.call.Duration()/2
