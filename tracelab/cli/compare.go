@@ -46,9 +46,11 @@ Fails (exit 1) when something got worse beyond the thresholds:
                              above 1+P, i.e. slower by more than P even at the
                              favourable end of the noise (default 10%)
 
-Refuses to compare (exit 2) a side with no traces, or a side whose request
-types carry less than half of the other side's request traces: the rest
-would read as resolved or new without having been looked at.
+Refuses to compare (exit 2) a side with no traces, sides of which neither
+has a request (a trace with a SERVER or CONSUMER root: start-up or
+background traces only), or a side whose request types carry less than
+half of the other side's request traces: the rest would read as resolved
+or new without having been looked at.
 
 Exit codes: 0 nothing got worse; 1 it did; 2 bad input (as analyze's, and
 the refusals above); 3 the backend is not answering (as analyze's); 130

@@ -291,3 +291,21 @@ func TestGarbageAnswerSameExitForEveryBackend(t *testing.T) {
 	code, out, errOut := runCompareCaptured(t, "--baseline", nplus1Baseline, "--candidate", "tempo:"+srv.URL+"?query=%7B%7D")
 	wantOneLineExit(t, "compare", code, out, errOut, exitUsage, "Tempo at "+srv.URL+"/api/search gave an answer tracelab cannot read")
 }
+
+// startupOnly is a trace that serves no request: its root is INTERNAL, as
+// an application's start-up is.
+const startupOnly = `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"catalog"}}]},"scopeSpans":[{"spans":[
+ {"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0102030405060708","name":"startup","kind":1,"startTimeUnixNano":"1000","endTimeUnixNano":"9000"},
+ {"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0102030405060709","parentSpanId":"0102030405060708","name":"SELECT catalog","kind":3,"startTimeUnixNano":"2000","endTimeUnixNano":"3000","attributes":[{"key":"db.system","value":{"stringValue":"postgresql"}}]}]}]}]}`
+
+// Sides that hold traces but no request on either side compare nothing:
+// the gate refuses (exit 2, one line) instead of printing "verdict: pass".
+func TestCompareGateFailsClosedWhenNoRequestIsCompared(t *testing.T) {
+	base := writeAnalyzeInput(t, "base.json", startupOnly)
+	cand := writeAnalyzeInput(t, "cand.json", startupOnly)
+	for _, format := range []string{"text", "json", "sarif"} {
+		code, out, errOut := runCompareCaptured(t, "--baseline", base, "--candidate", cand, "--format", format)
+		wantOneLineExit(t, "start-up traces only, "+format, code, out, errOut, exitUsage,
+			"compare: no request to compare: neither side has a trace whose root is a SERVER or CONSUMER span (the baseline's 1 and the candidate's 1 traces")
+	}
+}
