@@ -41,7 +41,8 @@ Exit codes: 2 bad input: no traces (an empty file, spans without a
 traceId, an empty window), a query the backend rejects (4xx), an answer
 that is not the backend's JSON or is larger than --max-response-bytes;
 3 the backend is not answering (refused, past the deadline, 5xx, 429 or
-503 until the deadline); 130 interrupted.
+503 until the deadline); 130 interrupted (SIGINT), 143 terminated
+(SIGTERM), within a second whatever is being read, stdin included.
 
 LIMITS bound the parse, whatever the source: --max-attr-depth N (levels
 of nested attribute values, default 32), --max-attr-bytes N (one value,
@@ -98,7 +99,7 @@ func runAnalyze(args []string) int {
 		an = analyze.NewAnalyzer(detectors)
 		return an.Add
 	})
-	if err != nil {
+	if err != nil || ctx.Err() != nil { // interrupted at the end of the input
 		return fetchFailure(ctx, "analyze", err)
 	}
 	report := an.Report()

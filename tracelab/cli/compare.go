@@ -54,7 +54,8 @@ or new without having been looked at.
 
 Exit codes: 0 nothing got worse; 1 it did; 2 bad input (as analyze's, and
 the refusals above); 3 the backend is not answering (as analyze's); 130
-interrupted.`
+interrupted (SIGINT), 143 terminated (SIGTERM), within a second whatever
+is being read, stdin included.`
 
 // compareOut is where the comparison goes; tests replace it.
 var compareOut io.Writer = os.Stdout

@@ -118,7 +118,7 @@ func (s *Source) Fetch(ctx context.Context) ([]*trace.Trace, error) {
 	var err error
 	switch s.Kind {
 	case File:
-		traces, err = s.readFile(parse)
+		traces, err = s.readFile(ctx, parse)
 	case Jaeger, Tempo:
 		ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
@@ -153,7 +153,7 @@ func (s *Source) Stream(ctx context.Context, newSink func() func([]*trace.Trace)
 		return nil
 	}
 	n := 0
-	err := otlp.StreamFile(s.Path, s.Limits, func() func([]*trace.Trace) {
+	err := otlp.StreamFile(ctx, s.Path, s.Limits, func() func([]*trace.Trace) {
 		n = 0
 		add := newSink()
 		return func(traces []*trace.Trace) {
@@ -177,7 +177,30 @@ func regularFile(path string) bool {
 	return path != "-" && err == nil && st.Mode().IsRegular()
 }
 
-func (s *Source) readFile(parse func(io.Reader) ([]*trace.Trace, error)) ([]*trace.Trace, error) {
+// readFile reads the file or stdin until ctx is done. The read runs on a
+// goroutine of its own that an interrupt abandons: a read blocked on a pipe
+// that stays open (stdin cannot be closed from here; opening a FIFO blocks
+// until a writer comes) wakes for nothing, and the process is about to
+// exit anyway. A read that does not block stops at its next read.
+func (s *Source) readFile(ctx context.Context, parse func(io.Reader) ([]*trace.Trace, error)) ([]*trace.Trace, error) {
+	type result struct {
+		traces []*trace.Trace
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		traces, err := s.readFileBlocking(ctx, parse)
+		done <- result{traces, err}
+	}()
+	select {
+	case r := <-done:
+		return r.traces, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: %w", s, ctx.Err())
+	}
+}
+
+func (s *Source) readFileBlocking(ctx context.Context, parse func(io.Reader) ([]*trace.Trace, error)) ([]*trace.Trace, error) {
 	var in io.Reader = os.Stdin
 	if s.Path != "-" {
 		if st, err := os.Stat(s.Path); err != nil {
@@ -192,7 +215,7 @@ func (s *Source) readFile(parse func(io.Reader) ([]*trace.Trace, error)) ([]*tra
 		defer f.Close()
 		in = f
 	}
-	traces, err := parse(in)
+	traces, err := parse(otlp.WithContext(ctx, in))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s, err)
 	}
