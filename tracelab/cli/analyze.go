@@ -26,7 +26,8 @@ TraceQL search, then each trace it found by id.
 
 WINDOW is --since D (default 15m: the last 15 minutes) or --start T --end T
 (RFC3339, e.g. 2026-01-02T15:04:05Z). FETCH is --limit N, the most traces
-to fetch (default 20); --timeout D, the deadline of the whole fetch, every
+to fetch and analyze (default 20; of a backend answering more, the first
+N are kept and the rest dropped as read); --timeout D, the deadline of the whole fetch, every
 request, retry and wait included (default 30s); --max-response-bytes B,
 the most one answer may hold (default 256MiB; KiB, MiB, GiB, KB, MB, GB).
 A backend answering 429 or 503 is asked again, as its Retry-After says or

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -307,5 +308,44 @@ func TestCompareGateFailsClosedWhenNoRequestIsCompared(t *testing.T) {
 		code, out, errOut := runCompareCaptured(t, "--baseline", base, "--candidate", cand, "--format", format)
 		wantOneLineExit(t, "start-up traces only, "+format, code, out, errOut, exitUsage,
 			"compare: no request to compare: neither side has a trace whose root is a SERVER or CONSUMER span (the baseline's 1 and the candidate's 1 traces")
+	}
+}
+
+// manyTracesJaeger answers n traces of one span each, whatever the query
+// asks for: a backend that ignores query.num_traces.
+func manyTracesJaeger(t *testing.T, n int) *httptest.Server {
+	var body bytes.Buffer
+	body.WriteString(`{"result":{"resourceSpans":[`)
+	for i := range n {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"catalog"}}]},"scopeSpans":[{"spans":[{"traceId":"%032x","spanId":"%016x","name":"GET /catalog/summary","kind":2,"startTimeUnixNano":"%d","endTimeUnixNano":"%d"}]}]}`, i+1, i+1, 1000+i, 2000+i)
+	}
+	body.WriteString(`]}}`)
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(body.Bytes())
+	}))
+}
+
+// --limit N analyzes at most N traces, however many the backend answers,
+// and says on stderr that it left the rest.
+func TestLimitLimitsWhatIsAnalyzed(t *testing.T) {
+	jaeger := manyTracesJaeger(t, 5000)
+	defer jaeger.Close()
+	code, out, errOut := runAnalyzeCaptured(t, "--jaeger", jaeger.URL, "--service", "catalog", "--limit", "20", "--format", "json")
+	var rep struct{ Traces, Spans int }
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.Traces != 20 || rep.Spans != 20 {
+		t.Fatalf("--limit 20 against 5,000 traces: exit %d, %d traces and %d spans analyzed; want 20; stderr %q", code, rep.Traces, rep.Spans, errOut)
+	}
+	if !strings.Contains(errOut, "5000 traces answered, more than the limit of 20; analyzing the first 20") {
+		t.Errorf("stderr %q; want the traces left said", errOut)
+	}
+	// compare's jaeger: sides alike.
+	src := "jaeger:" + jaeger.URL + "?service=catalog&limit=7"
+	code, out, errOut = runCompareCaptured(t, "--baseline", src, "--candidate", src, "--format", "json")
+	res := compareJSON(t, out)
+	if code != exitOK || len(res.Requests) != 1 || res.Requests[0].Baseline.Traces != 7 || res.Requests[0].Candidate.Traces != 7 {
+		t.Errorf("compare with limit=7: exit %d, %+v; stderr %q", code, res.Requests, errOut)
 	}
 }

@@ -47,7 +47,7 @@ type Source struct {
 	Service, Operation string // Jaeger
 	Query              string // Tempo: TraceQL
 	From, To           time.Time
-	Limit              int // the most traces to fetch
+	Limit              int // the most traces to fetch and analyze, whatever the backend answers
 	// Timeout is the deadline of the whole fetch: every request, retry and
 	// wait of it ends within Timeout of Fetch's start.
 	Timeout time.Duration
@@ -57,8 +57,8 @@ type Source struct {
 	// Limits bound each parse (otlp.Limits; zero fields take the defaults).
 	Limits otlp.Limits
 
-	// Parse reads a trace document; nil is otlp.ParseReaderLimits with
-	// Limits.
+	// Parse reads a trace document; nil is otlp.ParseReaderFirst with
+	// Limits and Limit (0 for a file: every trace).
 	Parse func(io.Reader) ([]*trace.Trace, error)
 	// Log receives progress notes of a slow fetch; nil drops them.
 	Log io.Writer
@@ -111,8 +111,14 @@ func Environment(err error) bool {
 // are none.
 func (s *Source) Fetch(ctx context.Context) ([]*trace.Trace, error) {
 	parse := s.Parse
+	more := 0 // traces past Limit, dropped as they were read
 	if parse == nil {
-		parse = func(r io.Reader) ([]*trace.Trace, error) { return otlp.ParseReaderLimits(r, s.Limits) }
+		parse = func(r io.Reader) ([]*trace.Trace, error) {
+			// A backend may answer more traces than it was asked for.
+			traces, m, err := otlp.ParseReaderFirst(r, s.Limits, s.Limit)
+			more += m
+			return traces, err
+		}
 	}
 	var traces []*trace.Trace
 	var err error
@@ -135,6 +141,9 @@ func (s *Source) Fetch(ctx context.Context) ([]*trace.Trace, error) {
 	}
 	if len(traces) == 0 {
 		return nil, &NoTracesError{s}
+	}
+	if more > 0 {
+		s.logf("%s: %d traces answered, more than the limit of %d; analyzing the first %d", s, len(traces)+more, s.Limit, len(traces))
 	}
 	return traces, nil
 }
