@@ -107,6 +107,7 @@ func runCompare(args []string) int {
 			return fetchFailure(ctx, "compare: "+side.flag, err)
 		}
 		inputs[i] = compare.NewInput(traces, detectors)
+		warn(side.flag+": ", inputs[i].Report.Warnings)
 	}
 	if err := compare.CheckCoverage(inputs[0], inputs[1]); err != nil {
 		return fail(exitUsage, "compare: %v", err)
