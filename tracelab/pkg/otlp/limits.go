@@ -3,7 +3,6 @@ package otlp
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"tracelab/pkg/trace"
 )
@@ -111,18 +110,19 @@ func ParseReaderLimits(r io.Reader, lim Limits) ([]*trace.Trace, error) {
 }
 
 // ParseReaderFirst is ParseReaderLimits keeping only the first n traces,
-// in the order their first spans come, and more is how many other traces
-// the input held; n <= 0 keeps every trace. The spans of other traces are
-// dropped as each resource ends, so memory follows n traces, not the
-// input. The input is read to its end all the same: a trace's spans may
-// come anywhere in it (Jaeger groups an answer's spans by process, across
-// traces), and only the end says that a kept trace is whole.
-func ParseReaderFirst(r io.Reader, lim Limits, n int) (traces []*trace.Trace, more int, err error) {
+// in the order their first spans come; dropped is how many spans of other
+// traces the input held. n <= 0 keeps every trace. The spans of other
+// traces are dropped as each resource ends, so memory follows n traces,
+// not the input. The input is read to its end all the same: a trace's
+// spans may come anywhere in it (Jaeger groups an answer's spans by
+// process, across traces), and only the end says that a kept trace is
+// whole.
+func ParseReaderFirst(r io.Reader, lim Limits, n int) (traces []*trace.Trace, dropped int, err error) {
 	if n <= 0 {
 		traces, err = ParseReaderLimits(r, lim)
 		return traces, 0, err
 	}
-	first := &firstTraces{n: n, kept: map[string]bool{}, dropped: map[string]bool{}}
+	first := &firstTraces{n: n, kept: map[string]bool{}}
 	p := newParser(r, lexerBufSize, lim.resolved())
 	p.sink = first
 	_, err = p.all()
@@ -132,15 +132,15 @@ func ParseReaderFirst(r io.Reader, lim Limits, n int) (traces []*trace.Trace, mo
 	if err != nil {
 		return nil, 0, err
 	}
-	return trace.Group(first.spans), len(first.dropped), nil
+	return trace.Group(first.spans), first.dropped, nil
 }
 
 // firstTraces keeps the spans of the first n trace ids it is handed.
 type firstTraces struct {
 	n       int
 	kept    map[string]bool
-	dropped map[string]bool // the other ids, cloned: an id shares its span's memory
 	spans   []*trace.Span
+	dropped int // spans of other traces
 }
 
 func (f *firstTraces) add(spans []*trace.Span) error {
@@ -152,10 +152,8 @@ func (f *firstTraces) add(spans []*trace.Span) error {
 			f.spans = append(f.spans, s)
 			continue
 		}
-		if !f.dropped[s.TraceID] {
-			f.dropped[strings.Clone(s.TraceID)] = true
-		}
-		*s = trace.Span{} // its strings and attributes are not kept alive by its slab
+		f.dropped++
+		*s = trace.Span{} // its slab may outlive it: keep its strings and attributes from doing so
 	}
 	return nil
 }

@@ -280,19 +280,19 @@ func TestParseReaderFirstKeepsWholeTraces(t *testing.T) {
 	}
 	// Traces 1, 2 and 3 each have a span in both resources.
 	doc := `{"resourceSpans":[` + res("front", 1, 2, 3) + "," + res("backend", 3, 2, 1) + `]}`
-	traces, more, err := ParseReaderFirst(strings.NewReader(doc), Limits{}, 2)
+	traces, dropped, err := ParseReaderFirst(strings.NewReader(doc), Limits{}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(traces) != 2 || more != 1 {
-		t.Fatalf("%d traces, %d more; want 2 and 1", len(traces), more)
+	if len(traces) != 2 || dropped != 2 {
+		t.Fatalf("%d traces, %d spans dropped; want 2 and 2", len(traces), dropped)
 	}
 	for _, tr := range traces {
 		if len(tr.Spans) != 2 || (tr.ID != fmt.Sprintf("%032x", 1) && tr.ID != fmt.Sprintf("%032x", 2)) {
 			t.Errorf("trace %s with %d spans; want traces 1 and 2, 2 spans each", tr.ID, len(tr.Spans))
 		}
 	}
-	if all, more, err := ParseReaderFirst(strings.NewReader(doc), Limits{}, 0); err != nil || len(all) != 3 || more != 0 {
-		t.Errorf("n = 0: %d traces, %d more, %v; want all 3", len(all), more, err)
+	if all, dropped, err := ParseReaderFirst(strings.NewReader(doc), Limits{}, 0); err != nil || len(all) != 3 || dropped != 0 {
+		t.Errorf("n = 0: %d traces, %d dropped, %v; want all 3", len(all), dropped, err)
 	}
 }

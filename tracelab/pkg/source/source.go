@@ -111,12 +111,12 @@ func Environment(err error) bool {
 // are none.
 func (s *Source) Fetch(ctx context.Context) ([]*trace.Trace, error) {
 	parse := s.Parse
-	more := 0 // traces past Limit, dropped as they were read
+	dropped := 0 // spans of the traces past Limit
 	if parse == nil {
 		parse = func(r io.Reader) ([]*trace.Trace, error) {
 			// A backend may answer more traces than it was asked for.
-			traces, m, err := otlp.ParseReaderFirst(r, s.Limits, s.Limit)
-			more += m
+			traces, n, err := otlp.ParseReaderFirst(r, s.Limits, s.Limit)
+			dropped += n
 			return traces, err
 		}
 	}
@@ -142,8 +142,8 @@ func (s *Source) Fetch(ctx context.Context) ([]*trace.Trace, error) {
 	if len(traces) == 0 {
 		return nil, &NoTracesError{s}
 	}
-	if more > 0 {
-		s.logf("%s: %d traces answered, more than the limit of %d; analyzing the first %d", s, len(traces)+more, s.Limit, len(traces))
+	if dropped > 0 {
+		s.logf("%s: more traces answered than the limit of %d; analyzing the first %d, dropped %d spans of the others", s, s.Limit, len(traces), dropped)
 	}
 	return traces, nil
 }
