@@ -26,10 +26,11 @@ TraceQL search, then each trace it found by id.
 
 WINDOW is --since D (default 15m: the last 15 minutes) or --start T --end T
 (RFC3339, e.g. 2026-01-02T15:04:05Z). FETCH is --limit N, the most traces
-to fetch and analyze (default 20; of a backend answering more, the first
-N are kept and the rest dropped as read); --timeout D, the deadline of the whole fetch, every
-request, retry and wait included (default 30s); --max-response-bytes B,
-the most one answer may hold (default 256MiB; KiB, MiB, GiB, KB, MB, GB).
+to fetch and analyze (default 20; of a backend that answers more, the
+first N are kept and the others' spans dropped as they are read);
+--timeout D, the deadline of the whole fetch, every request, retry and
+wait included (default 30s); --max-response-bytes B, the most one answer
+may hold (default 256MiB; KiB, MiB, GiB, KB, MB, GB).
 A backend answering 429 or 503 is asked again, as its Retry-After says or
 backing off, while the deadline allows.
 
@@ -46,8 +47,9 @@ not of 16, spans that end before they start or at a negative time.
 --strict makes any of them exit 2, after the report.
 
 Exit codes: 2 bad input: no traces (an empty file, spans without a
-traceId, an empty window), broken traces with --strict, a query the backend rejects (4xx), an answer
-that is not the backend's JSON or is larger than --max-response-bytes;
+traceId, an empty window), broken traces with --strict, a query the
+backend rejects (4xx), an answer that is not the backend's JSON or is
+larger than --max-response-bytes;
 3 the backend is not answering (refused, past the deadline, 5xx, 429 or
 503 until the deadline); 130 interrupted (SIGINT), 143 terminated
 (SIGTERM), within a second whatever is being read, stdin included.

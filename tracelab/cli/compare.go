@@ -46,6 +46,9 @@ Fails (exit 1) when something got worse beyond the thresholds:
                              above 1+P, i.e. slower by more than P even at the
                              favourable end of the noise (default 10%)
 
+Broken traces on a side are named on stderr, a line per kind, as analyze
+names them (warning: --baseline: 3 spans end before they start).
+
 Refuses to compare (exit 2) a side with no traces, sides of which neither
 has a request (a trace with a SERVER or CONSUMER root: start-up or
 background traces only), or a side whose request types carry less than

@@ -187,10 +187,10 @@ func regularFile(path string) bool {
 }
 
 // readFile reads the file or stdin until ctx is done. The read runs on a
-// goroutine of its own that an interrupt abandons: a read blocked on a pipe
-// that stays open (stdin cannot be closed from here; opening a FIFO blocks
-// until a writer comes) wakes for nothing, and the process is about to
-// exit anyway. A read that does not block stops at its next read.
+// goroutine of its own, which an interrupt abandons: nothing wakes a read
+// blocked on a pipe that stays open (stdin cannot be closed from here) or
+// an open of a FIFO that no one writes, and the process is about to exit
+// anyway. A read that does not block stops at its next read.
 func (s *Source) readFile(ctx context.Context, parse func(io.Reader) ([]*trace.Trace, error)) ([]*trace.Trace, error) {
 	type result struct {
 		traces []*trace.Trace
