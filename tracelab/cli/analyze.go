@@ -18,7 +18,7 @@ func init() {
 	register("analyze", "analyze OTLP JSON traces from a file, Jaeger or Tempo", runAnalyze)
 }
 
-const analyzeUsage = `usage: tracelab analyze --file F|- | --jaeger URL --service S [--operation O] | --tempo URL --query TRACEQL [WINDOW] [FETCH] [LIMITS] [--format text|json|sarif] [--sarif-map FILE]
+const analyzeUsage = `usage: tracelab analyze --file F|- | --jaeger URL --service S [--operation O] | --tempo URL --query TRACEQL [WINDOW] [FETCH] [LIMITS] [--format text|json|sarif] [--sarif-map FILE] [--strict]
 
 Exactly one source: a file (- for stdin); Jaeger's api/v3 find-traces
 (traces with a span of service S, and of operation O if given); or Tempo's
@@ -26,9 +26,11 @@ TraceQL search, then each trace it found by id.
 
 WINDOW is --since D (default 15m: the last 15 minutes) or --start T --end T
 (RFC3339, e.g. 2026-01-02T15:04:05Z). FETCH is --limit N, the most traces
-to fetch (default 20); --timeout D, the deadline of the whole fetch, every
-request, retry and wait included (default 30s); --max-response-bytes B,
-the most one answer may hold (default 256MiB; KiB, MiB, GiB, KB, MB, GB).
+to fetch and analyze (default 20; of a backend that answers more, the
+first N are kept and the others' spans dropped as they are read);
+--timeout D, the deadline of the whole fetch, every request, retry and
+wait included (default 30s); --max-response-bytes B, the most one answer
+may hold (default 256MiB; KiB, MiB, GiB, KB, MB, GB).
 A backend answering 429 or 503 is asked again, as its Retry-After says or
 backing off, while the deadline allows.
 
@@ -37,11 +39,20 @@ plain OTLP {"resourceSpans":...} or Tempo {"batches":...}; several
 documents may be concatenated) and reports the pathologies found, ranked by
 their share of the critical path, and per request type where the time goes.
 
+Broken traces are analyzed as well as they can be and named, a line on
+stderr per kind with its count (warning: 3 spans end before they start)
+and the report's warnings: cycles in parent links, self-parented spans,
+different spans sharing an id, trace ids not of 32 hex digits, span ids
+not of 16, spans that end before they start or at a negative time.
+--strict makes any of them exit 2, after the report.
+
 Exit codes: 2 bad input: no traces (an empty file, spans without a
-traceId, an empty window), a query the backend rejects (4xx), an answer
-that is not the backend's JSON or is larger than --max-response-bytes;
+traceId, an empty window), broken traces with --strict, a query the
+backend rejects (4xx), an answer that is not the backend's JSON or is
+larger than --max-response-bytes;
 3 the backend is not answering (refused, past the deadline, 5xx, 429 or
-503 until the deadline); 130 interrupted.
+503 until the deadline); 130 interrupted (SIGINT), 143 terminated
+(SIGTERM), within a second whatever is being read, stdin included.
 
 LIMITS bound the parse, whatever the source: --max-attr-depth N (levels
 of nested attribute values, default 32), --max-attr-bytes N (one value,
@@ -64,6 +75,7 @@ func runAnalyze(args []string) int {
 	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
 	format := fs.String("format", "text", "output format: text, json or sarif")
 	sarifMap := fs.String("sarif-map", "", "SARIF: YAML/JSON file mapping each service to its path in the repository")
+	strict := fs.Bool("strict", false, "exit 2 when a trace is broken (any warning)")
 	for _, n := range source.Names() {
 		fs.String(n, "", "see analyzeUsage")
 	}
@@ -74,6 +86,7 @@ func runAnalyze(args []string) int {
 	fs.Visit(func(f *flag.Flag) { params[f.Name] = f.Value.String() })
 	delete(params, "format")
 	delete(params, "sarif-map")
+	delete(params, "strict")
 	src, err := source.Parse(params, source.Flags, analyzeNow())
 	if err != nil {
 		return fail(exitUsage, "analyze: %v", err)
@@ -98,7 +111,7 @@ func runAnalyze(args []string) int {
 		an = analyze.NewAnalyzer(detectors)
 		return an.Add
 	})
-	if err != nil {
+	if err != nil || ctx.Err() != nil { // interrupted at the end of the input
 		return fetchFailure(ctx, "analyze", err)
 	}
 	report := an.Report()
@@ -106,11 +119,24 @@ func runAnalyze(args []string) int {
 		fmt.Fprintf(os.Stderr, "tracelab: analyzed %d traces (%d spans) from %s in %.1fs\n", report.Traces, report.Spans, src, d.Seconds())
 	}
 
+	warn("", report.Warnings)
+
 	err = writeAs(analyzeOut, *format, report,
 		func(w io.Writer) error { return sarif.Write(w, report, sarif.IDs(detectors), sarifPaths) },
 		func(w io.Writer) error { return analyze.WriteText(w, report) })
 	if err != nil {
 		return fail(exitRuntime, "analyze: writing the report: %v", err)
 	}
+	if *strict && len(report.Warnings) > 0 {
+		return fail(exitUsage, "analyze: --strict: the traces are broken (the warnings above; the report was written all the same); fix what produced them, or drop --strict")
+	}
 	return exitOK
+}
+
+// warn prints a line on stderr per kind of broken span or trace; side
+// names a side of compare.
+func warn(side string, ws []analyze.Warning) {
+	for _, w := range ws {
+		fmt.Fprintf(os.Stderr, "tracelab: warning: %s%s (e.g. trace %s)\n", side, w.Message(), w.ExampleTraceID)
+	}
 }

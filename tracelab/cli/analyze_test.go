@@ -64,13 +64,13 @@ func TestAnalyzeJSONOutput(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &top); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
 	}
-	for _, k := range []string{"traces", "spans", "findings", "requests", "background"} {
+	for _, k := range []string{"traces", "spans", "findings", "requests", "background", "warnings"} {
 		if _, ok := top[k]; !ok {
 			t.Errorf("output lacks %q", k)
 		}
 	}
-	if len(top) != 5 {
-		t.Errorf("output has %d top-level keys, want 5", len(top))
+	if len(top) != 6 {
+		t.Errorf("output has %d top-level keys, want 6", len(top))
 	}
 	var findings []struct {
 		Detector string `json:"detector"`

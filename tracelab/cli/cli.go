@@ -113,12 +113,13 @@ func batchGC(lookupEnv func(string) (string, bool)) (restore func()) {
 	return func() { debug.SetGCPercent(prev) }
 }
 
-// fetchFailure reports a failed Source.Fetch with its exit code: 130 when
-// the user interrupted it, 3 when the environment failed (trying later may
-// mend it), 2 for everything the user has to change.
+// fetchFailure reports a failed Source.Fetch or Stream with its exit code:
+// 130 or 143 when SIGINT or SIGTERM interrupted it (interruptedCode), 3
+// when the environment failed (trying later may mend it), 2 for everything
+// the user has to change.
 func fetchFailure(ctx context.Context, what string, err error) int {
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return fail(130, "%s: interrupted", what)
+	if code := interruptedCode(ctx); code != 0 {
+		return fail(code, "%s: interrupted", what)
 	}
 	if source.Environment(err) {
 		return fail(exitRuntime, "%s: %v", what, err)

@@ -46,13 +46,19 @@ Fails (exit 1) when something got worse beyond the thresholds:
                              above 1+P, i.e. slower by more than P even at the
                              favourable end of the noise (default 10%)
 
-Refuses to compare (exit 2) a side with no traces, or a side whose request
-types carry less than half of the other side's request traces: the rest
-would read as resolved or new without having been looked at.
+Broken traces on a side are named on stderr, a line per kind, as analyze
+names them (warning: --baseline: 3 spans end before they start).
+
+Refuses to compare (exit 2) a side with no traces, sides of which neither
+has a request (a trace with a SERVER or CONSUMER root: start-up or
+background traces only), or a side whose request types carry less than
+half of the other side's request traces: the rest would read as resolved
+or new without having been looked at.
 
 Exit codes: 0 nothing got worse; 1 it did; 2 bad input (as analyze's, and
 the refusals above); 3 the backend is not answering (as analyze's); 130
-interrupted.`
+interrupted (SIGINT), 143 terminated (SIGTERM), within a second whatever
+is being read, stdin included.`
 
 // compareOut is where the comparison goes; tests replace it.
 var compareOut io.Writer = os.Stdout
@@ -104,6 +110,7 @@ func runCompare(args []string) int {
 			return fetchFailure(ctx, "compare: "+side.flag, err)
 		}
 		inputs[i] = compare.NewInput(traces, detectors)
+		warn(side.flag+": ", inputs[i].Report.Warnings)
 	}
 	if err := compare.CheckCoverage(inputs[0], inputs[1]); err != nil {
 		return fail(exitUsage, "compare: %v", err)

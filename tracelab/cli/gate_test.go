@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -290,4 +292,140 @@ func TestGarbageAnswerSameExitForEveryBackend(t *testing.T) {
 	}
 	code, out, errOut := runCompareCaptured(t, "--baseline", nplus1Baseline, "--candidate", "tempo:"+srv.URL+"?query=%7B%7D")
 	wantOneLineExit(t, "compare", code, out, errOut, exitUsage, "Tempo at "+srv.URL+"/api/search gave an answer tracelab cannot read")
+}
+
+// startupOnly is a trace that serves no request: its root is INTERNAL, as
+// an application's start-up is.
+const startupOnly = `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"catalog"}}]},"scopeSpans":[{"spans":[
+ {"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0102030405060708","name":"startup","kind":1,"startTimeUnixNano":"1000","endTimeUnixNano":"9000"},
+ {"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0102030405060709","parentSpanId":"0102030405060708","name":"SELECT catalog","kind":3,"startTimeUnixNano":"2000","endTimeUnixNano":"3000","attributes":[{"key":"db.system","value":{"stringValue":"postgresql"}}]}]}]}]}`
+
+// Sides that hold traces but no request on either side compare nothing:
+// the gate refuses (exit 2, one line) instead of printing "verdict: pass".
+func TestCompareGateFailsClosedWhenNoRequestIsCompared(t *testing.T) {
+	base := writeAnalyzeInput(t, "base.json", startupOnly)
+	cand := writeAnalyzeInput(t, "cand.json", startupOnly)
+	for _, format := range []string{"text", "json", "sarif"} {
+		code, out, errOut := runCompareCaptured(t, "--baseline", base, "--candidate", cand, "--format", format)
+		wantOneLineExit(t, "start-up traces only, "+format, code, out, errOut, exitUsage,
+			"compare: no request to compare: neither side has a trace whose root is a SERVER or CONSUMER span (the baseline's 1 and the candidate's 1 traces")
+	}
+}
+
+// manyTracesJaeger answers n traces of one span each, whatever the query
+// asks for: a backend that ignores query.num_traces.
+func manyTracesJaeger(t *testing.T, n int) *httptest.Server {
+	var body bytes.Buffer
+	body.WriteString(`{"result":{"resourceSpans":[`)
+	for i := range n {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"catalog"}}]},"scopeSpans":[{"spans":[{"traceId":"%032x","spanId":"%016x","name":"GET /catalog/summary","kind":2,"startTimeUnixNano":"%d","endTimeUnixNano":"%d"}]}]}`, i+1, i+1, 1000+i, 2000+i)
+	}
+	body.WriteString(`]}}`)
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(body.Bytes())
+	}))
+}
+
+// --limit N analyzes at most N traces, however many the backend answers,
+// and says on stderr that it left the rest.
+func TestLimitLimitsWhatIsAnalyzed(t *testing.T) {
+	jaeger := manyTracesJaeger(t, 5000)
+	defer jaeger.Close()
+	code, out, errOut := runAnalyzeCaptured(t, "--jaeger", jaeger.URL, "--service", "catalog", "--limit", "20", "--format", "json")
+	var rep struct{ Traces, Spans int }
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.Traces != 20 || rep.Spans != 20 {
+		t.Fatalf("--limit 20 against 5,000 traces: exit %d, %d traces and %d spans analyzed; want 20; stderr %q", code, rep.Traces, rep.Spans, errOut)
+	}
+	if !strings.Contains(errOut, "more traces answered than the limit of 20; analyzing the first 20, dropped 4980 spans of the others") {
+		t.Errorf("stderr %q; want the traces left said", errOut)
+	}
+	// compare's jaeger: sides alike.
+	src := "jaeger:" + jaeger.URL + "?service=catalog&limit=7"
+	code, out, errOut = runCompareCaptured(t, "--baseline", src, "--candidate", src, "--format", "json")
+	res := compareJSON(t, out)
+	if code != exitOK || len(res.Requests) != 1 || res.Requests[0].Baseline.Traces != 7 || res.Requests[0].Candidate.Traces != 7 {
+		t.Errorf("compare with limit=7: exit %d, %+v; stderr %q", code, res.Requests, errOut)
+	}
+}
+
+// brokenTraces holds one of each kind of broken trace, beside a clean one:
+// span ids 11-12 a cycle, 21 its own parent, 31 twice with different
+// names, a trace id of 16 hex digits, a span id "xyz", span 61 ending
+// before it starts and span 71 starting at a negative time.
+func brokenTraces() string {
+	const tid = "5b8efff798038103d269b633813fc60c"
+	span := func(traceID, id, parent, name string, start, end int) string {
+		return fmt.Sprintf(`{"traceId":%q,"spanId":%q,"parentSpanId":%q,"name":%q,"kind":2,"startTimeUnixNano":"%d","endTimeUnixNano":"%d"}`, traceID, id, parent, name, start, end)
+	}
+	tids := func(n int) string { return fmt.Sprintf("%032x", n) }
+	spans := []string{
+		span(tid, "0000000000000001", "", "GET /ok", 1000, 9000),
+		span(tids(1), "0000000000000011", "0000000000000012", "a", 1000, 2000),
+		span(tids(1), "0000000000000012", "0000000000000011", "b", 1100, 1900),
+		span(tids(2), "0000000000000021", "0000000000000021", "GET /self", 1000, 2000),
+		span(tids(3), "0000000000000031", "", "GET /dup", 1000, 2000),
+		span(tids(3), "0000000000000031", "", "GET /other", 1000, 2000),
+		span("0102030405060708", "0000000000000041", "", "GET /short-trace-id", 1000, 2000),
+		span(tids(5), "xyz", "", "GET /bad-span-id", 1000, 2000),
+		span(tids(6), "0000000000000061", "", "GET /reversed", 2000, 1000),
+		span(tids(7), "0000000000000071", "", "GET /negative", -5, 1000),
+	}
+	return `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"catalog"}}]},"scopeSpans":[{"spans":[` + strings.Join(spans, ",") + `]}]}]}`
+}
+
+// Broken traces are named: a warning line per kind on stderr, the report's
+// warnings, and with --strict exit 2 after the report.
+func TestBrokenTracesAreNamed(t *testing.T) {
+	p := writeAnalyzeInput(t, "broken.json", brokenTraces())
+	code, out, errOut := runAnalyzeCaptured(t, "--file", p, "--format", "json")
+	var rep struct {
+		Warnings []struct {
+			Kind           string `json:"kind"`
+			Count          int    `json:"count"`
+			ExampleTraceID string `json:"example_trace_id"`
+		} `json:"warnings"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("exit %d, stderr %q, stdout %.300q", code, errOut, out)
+	}
+	got := map[string]int{}
+	for _, w := range rep.Warnings {
+		got[w.Kind] = w.Count
+		if w.ExampleTraceID == "" {
+			t.Errorf("%s: no example trace", w.Kind)
+		}
+	}
+	want := map[string]int{"parent-cycle": 1, "self-parent": 1, "duplicate-span-id": 1, "bad-trace-id": 1, "bad-span-id": 1, "end-before-start": 1, "negative-time": 1}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings %v, want %v", got, want)
+	}
+	for _, line := range []string{
+		"tracelab: warning: 1 cycle in parent links, cut at its earliest span (e.g. trace " + fmt.Sprintf("%032x", 1) + ")",
+		"tracelab: warning: 1 span ends before it starts (e.g. trace " + fmt.Sprintf("%032x", 6) + ")",
+		"tracelab: warning: 1 trace has an id that is not 32 hex digits (e.g. trace 0102030405060708)",
+	} {
+		if !strings.Contains(errOut, line+"\n") {
+			t.Errorf("stderr lacks %q:\n%s", line, errOut)
+		}
+	}
+	if n := strings.Count(errOut, "\n"); n != 7 {
+		t.Errorf("%d lines on stderr, want 7 (one per kind):\n%s", n, errOut)
+	}
+
+	code, out, errOut = runAnalyzeCaptured(t, "--file", p, "--strict")
+	if code != exitUsage || !strings.Contains(out, "Analyzed 8 traces") || !strings.HasSuffix(errOut, "drop --strict\n") {
+		t.Errorf("--strict: exit %d, stderr %q, stdout %.100q; want exit 2 after the report", code, errOut, out)
+	}
+	clean := writeAnalyzeInput(t, "clean.json", startupOnly)
+	if code, _, errOut := runAnalyzeCaptured(t, "--file", clean, "--strict"); code != exitOK || errOut != "" {
+		t.Errorf("--strict on clean traces: exit %d, stderr %q", code, errOut)
+	}
+	// compare names each side's.
+	_, _, errOut = runCompareCaptured(t, "--baseline", p, "--candidate", nplus1Fixed)
+	if !strings.Contains(errOut, "tracelab: warning: --baseline: 1 span is its own parent") {
+		t.Errorf("compare: stderr %q", errOut)
+	}
 }

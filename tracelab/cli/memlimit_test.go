@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -136,5 +137,33 @@ func TestAFileLargerThanTheLimitIsAnalysedTraceByTrace(t *testing.T) {
 	code, _, errOut = underMemoryLimit(t, limitMiB, bytes.NewReader(body.Bytes()), "analyze", "--file", "-", "--format", "json")
 	if code == exitOK || !outOfMemory.MatchString(errOut) {
 		t.Errorf("read whole from stdin under the same limit: exit %d, stderr %.200q; want Go's out of memory", code, errOut)
+	}
+}
+
+// A Jaeger answer far larger than the memory limit, with --limit 20 and a
+// raised --max-response-bytes, is analyzed within the limit: the spans of
+// the traces past the limit are dropped as they are read. Read whole, its
+// 150,000 spans of 2 KiB each would take over 300 MiB.
+func TestLimitBoundsTheMemoryOfALargeAnswer(t *testing.T) {
+	value := strings.Repeat("x", 2048)
+	var body bytes.Buffer
+	body.WriteString(`{"result":{"resourceSpans":[`)
+	const n = 150_000
+	for i := range n {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"catalog"}}]},"scopeSpans":[{"spans":[{"traceId":"%032x","spanId":"%016x","name":"GET /catalog/summary","kind":2,"startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[{"key":"big","value":{"stringValue":"%s-%d"}}]}]}]}`, i+1, i+1, 1000+i, 2000+i, value, i)
+	}
+	body.WriteString(`]}}`)
+	jaeger := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(body.Bytes())
+	}))
+	defer jaeger.Close()
+	code, out, errOut := underMemoryLimit(t, limitMiB, nil, "analyze", "--jaeger", jaeger.URL, "--service", "catalog",
+		"--limit", "20", "--max-response-bytes", "1GiB", "--format", "json")
+	var rep struct{ Traces int }
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.Traces != 20 {
+		t.Fatalf("a %d MiB answer, --limit 20, under a %d MiB limit: exit %d, %d traces; stderr %.300q", body.Len()>>20, limitMiB, code, rep.Traces, errOut)
 	}
 }

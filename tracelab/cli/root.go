@@ -47,9 +47,39 @@ func progress(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "%6s  %s\n", time.Since(started).Round(time.Second), fmt.Sprintf(format, a...))
 }
 
-// interruptible returns a context cancelled by Ctrl-C or SIGTERM.
+// interruptible returns a context cancelled by Ctrl-C (SIGINT) or SIGTERM,
+// whose cause (interrupted) says which, for the exit code.
 func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(interrupt{s.(syscall.Signal)})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel(context.Canceled)
+	}
+}
+
+// interrupt is the cause of a context a signal cancelled.
+type interrupt struct{ sig syscall.Signal }
+
+func (i interrupt) Error() string { return i.sig.String() }
+
+// interruptedCode is the exit code of a command whose context a signal
+// cancelled, as a shell reports a process that signal killed: 128 plus
+// its number, 130 for SIGINT and 143 for SIGTERM. 0 when none did.
+func interruptedCode(ctx context.Context) int {
+	var i interrupt
+	if errors.As(context.Cause(ctx), &i) {
+		return 128 + int(i.sig)
+	}
+	return 0
 }
 
 // parseNamed is parseFlags for a command that takes one name, before or
@@ -95,10 +125,10 @@ func startSession(co *lab.Checkout, rtName string, keep bool) (*session, error) 
 }
 
 // failed is the exit for a run that stopped on err: 130 when Ctrl-C
-// stopped it (the session's end then stops what the run started).
+// stopped it, 143 SIGTERM (the session's end then stops what the run started).
 func (ses *session) failed(err error) int {
-	if errors.Is(err, context.Canceled) {
-		return fail(130, "interrupted; stopping what the run started")
+	if code := interruptedCode(ses.ctx); code != 0 && errors.Is(err, context.Canceled) {
+		return fail(code, "interrupted; stopping what the run started")
 	}
 	return fail(exitRuntime, "%v", err)
 }

@@ -12,6 +12,7 @@
 package corpus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -238,7 +239,7 @@ func (l Labels) Validate(ids []string) error {
 // by trace as `tracelab analyze --file` reads them.
 func (c Case) Analyze() (analyze.Report, error) {
 	var an *analyze.Analyzer
-	err := otlp.StreamFile(c.TracesPath(), otlp.Limits{}, func() func([]*trace.Trace) {
+	err := otlp.StreamFile(context.Background(), c.TracesPath(), otlp.Limits{}, func() func([]*trace.Trace) {
 		an = analyze.NewAnalyzer(detect.All())
 		return an.Add
 	})

@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"strconv"
 	"sync"
 
 	"tracelab/pkg/detect"
@@ -21,6 +22,29 @@ type Report struct {
 	Findings   []detect.Finding `json:"findings"`   // never null; ranked by share_of_critical_path, largest first
 	Requests   []RequestStats   `json:"requests"`   // never null; most frequent request type first
 	Background []Background     `json:"background"` // never null; traces that serve no request, most frequent first
+	Warnings   []Warning        `json:"warnings"`   // never null; one per kind of broken span met, in trace.BrokenKinds' order
+}
+
+// Warning counts one kind of broken span or trace (trace.Broken) over
+// every trace read, request or background.
+type Warning struct {
+	Kind           string `json:"kind"`             // trace.BrokenKinds' Name, e.g. "end-before-start"
+	Count          int    `json:"count"`            // what it counts: spans, traces or cycles, as its message says
+	ExampleTraceID string `json:"example_trace_id"` // the first trace read that has it
+}
+
+// Message says what the warning counts, e.g. "3 spans end before they
+// start".
+func (w Warning) Message() string {
+	for _, k := range trace.BrokenKinds {
+		if k.Name == w.Kind {
+			if w.Count == 1 {
+				return "1 " + k.One
+			}
+			return strconv.Itoa(w.Count) + " " + k.Many
+		}
+	}
+	return strconv.Itoa(w.Count) + " " + w.Kind
 }
 
 // Background counts the traces of one root operation that serve no request
@@ -87,11 +111,17 @@ type Analyzer struct {
 	r         Report
 	byRequest map[string]*requestAgg
 	byRoot    map[string]*Background
+
+	broken        [len(trace.BrokenKinds)]int
+	brokenExample [len(trace.BrokenKinds)]string
+	// brokenTraces is each broken trace's count of what is wrong with it,
+	// for the evidence of the findings that name it; few traces are broken.
+	brokenTraces map[string]int
 }
 
 // NewAnalyzer returns an Analyzer running detectors.
 func NewAnalyzer(detectors []detect.Detector) *Analyzer {
-	a := &Analyzer{detectors: detectors, byRequest: map[string]*requestAgg{}, byRoot: map[string]*Background{}}
+	a := &Analyzer{detectors: detectors, byRequest: map[string]*requestAgg{}, byRoot: map[string]*Background{}, brokenTraces: map[string]int{}}
 	for i, d := range detectors {
 		if p, ok := d.(detect.PerTrace); ok {
 			a.aggs = append(a.aggs, p.Aggregator())
@@ -109,6 +139,9 @@ func (a *Analyzer) Add(traces []*trace.Trace) {
 	for _, t := range traces {
 		a.r.Traces++
 		a.r.Spans += len(t.Spans)
+		if n := t.Broken.Total(); n > 0 {
+			a.addBroken(t, n)
+		}
 		if t.Request() == nil {
 			a.addBackground(t)
 			continue
@@ -156,9 +189,34 @@ func (a *Analyzer) Report() Report {
 		}
 	}
 	detect.Sort(r.Findings)
+	for _, f := range r.Findings {
+		// A finding names one of its traces; whether that one is broken is
+		// what the report can say of it.
+		if id, ok := f.Evidence["example_trace_id"].(string); ok && a.brokenTraces[id] > 0 {
+			f.Evidence["trace_warnings"] = a.brokenTraces[id]
+		}
+	}
 	r.Requests = a.requestStats()
 	r.Background = a.backgroundStats()
+	r.Warnings = []Warning{}
+	for k, n := range a.broken {
+		if n > 0 {
+			r.Warnings = append(r.Warnings, Warning{Kind: trace.BrokenKinds[k].Name, Count: n, ExampleTraceID: a.brokenExample[k]})
+		}
+	}
 	return r
+}
+
+func (a *Analyzer) addBroken(t *trace.Trace, n int) {
+	a.brokenTraces[t.ID] = n
+	for k, c := range t.Broken {
+		if c > 0 {
+			a.broken[k] += int(c)
+			if a.brokenExample[k] == "" {
+				a.brokenExample[k] = t.ID
+			}
+		}
+	}
 }
 
 func (a *Analyzer) addBackground(t *trace.Trace) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -33,8 +34,8 @@ func TestAnalyzeJSONShape(t *testing.T) {
 	if err := json.Unmarshal(b, &top); err != nil {
 		t.Fatal(err)
 	}
-	if len(top) != 5 || top["traces"] == nil || top["spans"] == nil || top["findings"] == nil || top["requests"] == nil || top["background"] == nil {
-		t.Fatalf("top-level keys = %v, want traces, spans, findings, requests, background", keys(top))
+	if len(top) != 6 || top["traces"] == nil || top["spans"] == nil || top["findings"] == nil || top["requests"] == nil || top["background"] == nil || top["warnings"] == nil {
+		t.Fatalf("top-level keys = %v, want traces, spans, findings, requests, background, warnings", keys(top))
 	}
 	if string(top["traces"]) != "4" || string(top["spans"]) != "1231" {
 		t.Errorf("traces = %s, spans = %s; want 4, 1231", top["traces"], top["spans"])
@@ -61,7 +62,7 @@ func TestAnalyzeEmptyIsNotNull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"traces":0,"spans":0,"findings":[],"requests":[],"background":[]}`; string(b) != want {
+	if want := `{"traces":0,"spans":0,"findings":[],"requests":[],"background":[],"warnings":[]}`; string(b) != want {
 		t.Errorf("got %s, want %s", b, want)
 	}
 	// A clean request: findings stay an empty list.
@@ -211,5 +212,76 @@ func TestBackgroundTracesAreReportedApart(t *testing.T) {
 	}
 	if rep.Traces != 2 {
 		t.Errorf("traces = %d, want 2 (background ones count)", rep.Traces)
+	}
+}
+
+// Broken spans are counted per kind over every trace, with an example, and
+// a finding whose example trace is broken says how broken it is.
+func TestAnalyzeReportsBrokenTraces(t *testing.T) {
+	spans := tracegen.LabTrace(tracegen.LabOptions{Items: 50, Seed: 1, Start: time.Unix(1700000000, 0)})
+	// Two price calls end before they start, and one names itself as its
+	// parent.
+	var calls []*trace.Span
+	for _, s := range spans {
+		if s.Kind == trace.KindClient {
+			calls = append(calls, s)
+		}
+	}
+	calls[3].End = calls[3].Start - 1
+	calls[4].End = calls[4].Start - 1
+	calls[5].ParentID = calls[5].SpanID
+	traces := trace.Group(spans)
+	rep := Analyze(traces, detect.All())
+	id := traces[0].ID
+	want := []Warning{{"self-parent", 1, id}, {"end-before-start", 2, id}}
+	if !reflect.DeepEqual(rep.Warnings, want) {
+		t.Errorf("warnings %+v, want %+v", rep.Warnings, want)
+	}
+	if got := rep.Warnings[1].Message(); got != "2 spans end before they start" {
+		t.Errorf("message %q", got)
+	}
+	if got := rep.Warnings[0].Message(); got != "1 span is its own parent" {
+		t.Errorf("message %q", got)
+	}
+	if len(rep.Findings) == 0 {
+		t.Fatal("no finding")
+	}
+	for _, f := range rep.Findings {
+		if f.Evidence["trace_warnings"] != 3 {
+			t.Errorf("%s: evidence %v; want trace_warnings 3", f.Detector, f.Evidence)
+		}
+	}
+	if err := reportSchema(t).Validate(reportJSON(t, rep)); err != nil {
+		t.Errorf("a report with warnings does not validate: %v", err)
+	}
+	// The same traces unbroken: no warning, no trace_warnings.
+	clean := Analyze(trace.Group(tracegen.LabTrace(tracegen.LabOptions{Items: 50, Seed: 1, Start: time.Unix(1700000000, 0)})), detect.All())
+	if len(clean.Warnings) != 0 || len(clean.Findings) == 0 || clean.Findings[0].Evidence["trace_warnings"] != nil {
+		t.Errorf("clean: warnings %v, findings %v", clean.Warnings, clean.Findings)
+	}
+}
+
+// The schema's warning kinds are trace.BrokenKinds.
+func TestReportSchemaWarningKinds(t *testing.T) {
+	var doc struct {
+		Defs struct {
+			Warning struct {
+				Properties struct {
+					Kind struct {
+						Enum []string `json:"enum"`
+					} `json:"kind"`
+				} `json:"properties"`
+			} `json:"warning"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(ReportSchema, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, k := range trace.BrokenKinds {
+		kinds = append(kinds, k.Name)
+	}
+	if !reflect.DeepEqual(doc.Defs.Warning.Properties.Kind.Enum, kinds) {
+		t.Errorf("report.schema.json's warning kinds are %v; trace.BrokenKinds are %v", doc.Defs.Warning.Properties.Kind.Enum, kinds)
 	}
 }

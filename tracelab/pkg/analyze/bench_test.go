@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -65,7 +66,7 @@ func BenchmarkParseAnalyze1M(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
 		var an *Analyzer
-		err := otlp.StreamFile(path, otlp.Limits{}, func() func([]*trace.Trace) {
+		err := otlp.StreamFile(context.Background(), path, otlp.Limits{}, func() func([]*trace.Trace) {
 			an = NewAnalyzer(detect.All())
 			return an.Add
 		})

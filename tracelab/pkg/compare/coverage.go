@@ -31,10 +31,27 @@ func (e *CoverageError) Error() string {
 		e.Side, e.Types, e.Other, e.OtherTypes, int(math.Floor(100*float64(e.Covered)/float64(e.Total))), e.Total, 100*MinCoverage)
 }
 
-// CheckCoverage refuses a comparison in which either side's request types
-// carry less than MinCoverage of the other side's request traces. Sides
-// that serve no request at all (background jobs only) are not judged.
+// NothingComparedError is a comparison in which neither side has a request
+// trace: findings and latency are only computed for requests, so a verdict
+// would pass having compared nothing (start-up traces only, or a window or
+// query that caught no request).
+type NothingComparedError struct {
+	BaselineTraces, CandidateTraces int // read, all serving no request
+}
+
+func (e *NothingComparedError) Error() string {
+	return fmt.Sprintf("no request to compare: neither side has a trace whose root is a SERVER or CONSUMER span (the baseline's %d and the candidate's %d traces are all start-up or background work); check that both sources catch the service's requests (its service, operation, window or query, or the file's contents)",
+		e.BaselineTraces, e.CandidateTraces)
+}
+
+// CheckCoverage refuses a comparison in which neither side serves a
+// request (*NothingComparedError), or in which either side's request types
+// carry less than MinCoverage of the other side's request traces
+// (*CoverageError).
 func CheckCoverage(base, cand Input) error {
+	if len(base.Durations) == 0 && len(cand.Durations) == 0 {
+		return &NothingComparedError{base.Report.Traces, cand.Report.Traces}
+	}
 	if err := covers("candidate", cand.Durations, "baseline", base.Durations); err != nil {
 		return err
 	}

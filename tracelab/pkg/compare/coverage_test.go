@@ -33,7 +33,6 @@ func TestCoverage(t *testing.T) {
 		// Symmetric: a baseline that misses most of the candidate's traffic
 		// would call its findings new without having looked.
 		{"baseline misses the candidate", map[string]int{"b": 5}, map[string]int{"a": 100, "b": 5}, "baseline"},
-		{"background only, both", map[string]int{}, map[string]int{}, ""},
 	} {
 		err := CheckCoverage(durations(tc.base), durations(tc.cand))
 		var ce *CoverageError
@@ -43,6 +42,12 @@ func TestCoverage(t *testing.T) {
 		case tc.refused != "" && (!errors.As(err, &ce) || ce.Side != tc.refused):
 			t.Errorf("%s: %v; want the %s refused", tc.name, err, tc.refused)
 		}
+	}
+	// Neither side serves a request: nothing would be compared, and the
+	// verdict would pass on nothing.
+	var nc *NothingComparedError
+	if err := CheckCoverage(durations(map[string]int{}), durations(map[string]int{})); !errors.As(err, &nc) {
+		t.Errorf("background only, both: %v; want a NothingComparedError", err)
 	}
 	err := CheckCoverage(durations(map[string]int{"a": 300, "b": 20}), durations(map[string]int{"b": 1}))
 	if want := "the candidate has 1 of the baseline's 2 request types, 6% of its 320 request traces (at least 50% are needed"; err == nil || !strings.HasPrefix(err.Error(), want) {

@@ -29,3 +29,23 @@ func BenchmarkParseSpans(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(spans))*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
 }
+
+// BenchmarkParseReader is BenchmarkParseSpans with the spans grouped into
+// traces (trace.New: dedup, links, and the broken-trace counts), as every
+// caller reads them.
+func BenchmarkParseReader(b *testing.B) {
+	spans := tracegen.Generate(100_000, 1)
+	var buf bytes.Buffer
+	if err := Write(&buf, trace.Group(spans)); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseReader(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(spans))*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}

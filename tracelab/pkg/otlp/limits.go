@@ -108,3 +108,52 @@ func ParseReaderLimits(r io.Reader, lim Limits) ([]*trace.Trace, error) {
 	}
 	return trace.Group(spans), nil
 }
+
+// ParseReaderFirst is ParseReaderLimits keeping only the first n traces,
+// in the order their first spans come; dropped is how many spans of other
+// traces the input held. n <= 0 keeps every trace. The spans of other
+// traces are dropped as each resource ends, so memory follows n traces,
+// not the input. The input is read to its end all the same: a trace's
+// spans may come anywhere in it (Jaeger groups an answer's spans by
+// process, across traces), and only the end says that a kept trace is
+// whole.
+func ParseReaderFirst(r io.Reader, lim Limits, n int) (traces []*trace.Trace, dropped int, err error) {
+	if n <= 0 {
+		traces, err = ParseReaderLimits(r, lim)
+		return traces, 0, err
+	}
+	first := &firstTraces{n: n, kept: map[string]bool{}}
+	p := newParser(r, lexerBufSize, lim.resolved())
+	p.sink = first
+	_, err = p.all()
+	if p.lx.lerr != nil {
+		return nil, 0, p.lx.lerr
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return trace.Group(first.spans), first.dropped, nil
+}
+
+// firstTraces keeps the spans of the first n trace ids it is handed.
+type firstTraces struct {
+	n       int
+	kept    map[string]bool
+	spans   []*trace.Span
+	dropped int // spans of other traces
+}
+
+func (f *firstTraces) add(spans []*trace.Span) error {
+	for _, s := range spans {
+		if !f.kept[s.TraceID] && len(f.kept) < f.n {
+			f.kept[s.TraceID] = true
+		}
+		if f.kept[s.TraceID] {
+			f.spans = append(f.spans, s)
+			continue
+		}
+		f.dropped++
+		*s = trace.Span{} // its slab may outlive it: keep its strings and attributes from doing so
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
@@ -264,5 +265,34 @@ func TestNestedValueRendering(t *testing.T) {
 	}
 	if got, want := traces[0].Root.Attrs.Value("v"), `{"a":["true","0.5","","",{}],"b":"q\"uote","c":""}`; got != want {
 		t.Errorf("rendered %s\nwant     %s", got, want)
+	}
+}
+
+// ParseReaderFirst keeps the first n traces whole even when their spans are
+// spread over the input, as Jaeger's answers spread them by process.
+func TestParseReaderFirstKeepsWholeTraces(t *testing.T) {
+	res := func(service string, traceIDs ...int) string {
+		var spans []string
+		for _, id := range traceIDs {
+			spans = append(spans, fmt.Sprintf(`{"traceId":"%032x","spanId":"%016x","name":"op","startTimeUnixNano":"1","endTimeUnixNano":"2"}`, id, id<<8|len(service)))
+		}
+		return `{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"` + service + `"}}]},"scopeSpans":[{"spans":[` + strings.Join(spans, ",") + `]}]}`
+	}
+	// Traces 1, 2 and 3 each have a span in both resources.
+	doc := `{"resourceSpans":[` + res("front", 1, 2, 3) + "," + res("backend", 3, 2, 1) + `]}`
+	traces, dropped, err := ParseReaderFirst(strings.NewReader(doc), Limits{}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(traces) != 2 || dropped != 2 {
+		t.Fatalf("%d traces, %d spans dropped; want 2 and 2", len(traces), dropped)
+	}
+	for _, tr := range traces {
+		if len(tr.Spans) != 2 || (tr.ID != fmt.Sprintf("%032x", 1) && tr.ID != fmt.Sprintf("%032x", 2)) {
+			t.Errorf("trace %s with %d spans; want traces 1 and 2, 2 spans each", tr.ID, len(tr.Spans))
+		}
+	}
+	if all, dropped, err := ParseReaderFirst(strings.NewReader(doc), Limits{}, 0); err != nil || len(all) != 3 || dropped != 0 {
+		t.Errorf("n = 0: %d traces, %d dropped, %v; want all 3", len(all), dropped, err)
 	}
 }

@@ -123,7 +123,7 @@ type parser struct {
 	key    []byte // the current object key, see nextKey
 	spans  []*trace.Span
 	count  int               // spans read, for MaxSpans
-	sink   *assembler        // when set, spans go there as each resource ends (see flush)
+	sink   spanSink          // when set, spans go there as each resource ends (see flush)
 	bare   bool              // the document being read is a bare ResourceSpans
 	strs   map[string]string // interned strings: keys, names, ids shared by many spans
 	recent [509]string       // the strings interned last, see intern
@@ -234,6 +234,13 @@ func (p *parser) apiError() error {
 
 func (p *parser) resourceSpansList() error {
 	return p.array("resourceSpans", p.resourceSpans)
+}
+
+// spanSink takes the spans of each resource as it ends, in place of
+// p.spans: the assembler of StreamFile, the first traces of
+// ParseReaderFirst. The slice is reused after add returns.
+type spanSink interface {
+	add(spans []*trace.Span) error
 }
 
 // resourceSpans is one ResourceSpans object being read: its spans are

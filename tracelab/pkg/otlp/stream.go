@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,15 +32,18 @@ import (
 // writes a batch of spans at a time, and Write writes traces in batches
 // of whole traces, so a trace is complete within its batch. A file that
 // lists all spans by service completes its traces only at the end.
-func StreamFile(path string, lim Limits, newSink func() func([]*trace.Trace)) error {
-	f, err := os.Open(path)
+//
+// Both passes stop at the next read once ctx is done, with ctx's error.
+func StreamFile(ctx context.Context, path string, lim Limits, newSink func() func([]*trace.Trace)) error {
+	file, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer file.Close()
+	f := &seekReader{WithContext(ctx, file), file}
 	counts, err := countSpans(f)
 	if err != nil {
-		return fmt.Errorf("reading input: %v", err)
+		return fmt.Errorf("reading input: %w", err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
@@ -79,6 +83,31 @@ func StreamFile(path string, lim Limits, newSink func() func([]*trace.Trace)) er
 	}
 	newSink()(traces)
 	return nil
+}
+
+// WithContext returns a reader of r that fails with ctx's error at the
+// first read after ctx is done, so that a parse of a long input stops on
+// an interrupt. A read already blocked in r (a pipe that stays open) is not
+// woken: a caller that must not wait for it reads on a goroutine of its
+// own and abandons it.
+func WithContext(ctx context.Context, r io.Reader) io.Reader { return &ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
+}
+
+// seekReader reads through one reader and seeks another, the same file.
+type seekReader struct {
+	io.Reader
+	io.Seeker
 }
 
 // errSpread is a span of a trace already handed over.

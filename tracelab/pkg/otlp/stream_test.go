@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -25,7 +26,7 @@ type streamed struct {
 func stream(t *testing.T, path string, lim Limits) (*streamed, error) {
 	t.Helper()
 	st := &streamed{}
-	err := StreamFile(path, lim, func() func([]*trace.Trace) {
+	err := StreamFile(context.Background(), path, lim, func() func([]*trace.Trace) {
 		st.sinks++
 		st.batches, st.spans = 0, map[string]int{}
 		return func(batch []*trace.Trace) {
@@ -98,7 +99,7 @@ func TestStreamFileHandsOverEachTraceOnceAndWhole(t *testing.T) {
 func TestStreamFileMemoryFollowsTheBatch(t *testing.T) {
 	path := writeTemp(t, generated(t, 400_000))
 	var peaks []uint64
-	err := StreamFile(path, Limits{}, func() func([]*trace.Trace) {
+	err := StreamFile(context.Background(), path, Limits{}, func() func([]*trace.Trace) {
 		return func([]*trace.Trace) {
 			runtime.GC()
 			var ms runtime.MemStats

@@ -47,7 +47,7 @@ type Source struct {
 	Service, Operation string // Jaeger
 	Query              string // Tempo: TraceQL
 	From, To           time.Time
-	Limit              int // the most traces to fetch
+	Limit              int // the most traces to fetch and analyze, whatever the backend answers
 	// Timeout is the deadline of the whole fetch: every request, retry and
 	// wait of it ends within Timeout of Fetch's start.
 	Timeout time.Duration
@@ -57,8 +57,8 @@ type Source struct {
 	// Limits bound each parse (otlp.Limits; zero fields take the defaults).
 	Limits otlp.Limits
 
-	// Parse reads a trace document; nil is otlp.ParseReaderLimits with
-	// Limits.
+	// Parse reads a trace document; nil is otlp.ParseReaderFirst with
+	// Limits and Limit (0 for a file: every trace).
 	Parse func(io.Reader) ([]*trace.Trace, error)
 	// Log receives progress notes of a slow fetch; nil drops them.
 	Log io.Writer
@@ -111,14 +111,20 @@ func Environment(err error) bool {
 // are none.
 func (s *Source) Fetch(ctx context.Context) ([]*trace.Trace, error) {
 	parse := s.Parse
+	dropped := 0 // spans of the traces past Limit
 	if parse == nil {
-		parse = func(r io.Reader) ([]*trace.Trace, error) { return otlp.ParseReaderLimits(r, s.Limits) }
+		parse = func(r io.Reader) ([]*trace.Trace, error) {
+			// A backend may answer more traces than it was asked for.
+			traces, n, err := otlp.ParseReaderFirst(r, s.Limits, s.Limit)
+			dropped += n
+			return traces, err
+		}
 	}
 	var traces []*trace.Trace
 	var err error
 	switch s.Kind {
 	case File:
-		traces, err = s.readFile(parse)
+		traces, err = s.readFile(ctx, parse)
 	case Jaeger, Tempo:
 		ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
@@ -135,6 +141,9 @@ func (s *Source) Fetch(ctx context.Context) ([]*trace.Trace, error) {
 	}
 	if len(traces) == 0 {
 		return nil, &NoTracesError{s}
+	}
+	if dropped > 0 {
+		s.logf("%s: more traces answered than the limit of %d; analyzing the first %d, dropped %d spans of the others", s, s.Limit, len(traces), dropped)
 	}
 	return traces, nil
 }
@@ -153,7 +162,7 @@ func (s *Source) Stream(ctx context.Context, newSink func() func([]*trace.Trace)
 		return nil
 	}
 	n := 0
-	err := otlp.StreamFile(s.Path, s.Limits, func() func([]*trace.Trace) {
+	err := otlp.StreamFile(ctx, s.Path, s.Limits, func() func([]*trace.Trace) {
 		n = 0
 		add := newSink()
 		return func(traces []*trace.Trace) {
@@ -177,7 +186,30 @@ func regularFile(path string) bool {
 	return path != "-" && err == nil && st.Mode().IsRegular()
 }
 
-func (s *Source) readFile(parse func(io.Reader) ([]*trace.Trace, error)) ([]*trace.Trace, error) {
+// readFile reads the file or stdin until ctx is done. The read runs on a
+// goroutine of its own, which an interrupt abandons: nothing wakes a read
+// blocked on a pipe that stays open (stdin cannot be closed from here) or
+// an open of a FIFO that no one writes, and the process is about to exit
+// anyway. A read that does not block stops at its next read.
+func (s *Source) readFile(ctx context.Context, parse func(io.Reader) ([]*trace.Trace, error)) ([]*trace.Trace, error) {
+	type result struct {
+		traces []*trace.Trace
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		traces, err := s.readFileBlocking(ctx, parse)
+		done <- result{traces, err}
+	}()
+	select {
+	case r := <-done:
+		return r.traces, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: %w", s, ctx.Err())
+	}
+}
+
+func (s *Source) readFileBlocking(ctx context.Context, parse func(io.Reader) ([]*trace.Trace, error)) ([]*trace.Trace, error) {
 	var in io.Reader = os.Stdin
 	if s.Path != "-" {
 		if st, err := os.Stat(s.Path); err != nil {
@@ -192,7 +224,7 @@ func (s *Source) readFile(parse func(io.Reader) ([]*trace.Trace, error)) ([]*tra
 		defer f.Close()
 		in = f
 	}
-	traces, err := parse(in)
+	traces, err := parse(otlp.WithContext(ctx, in))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s, err)
 	}

@@ -18,6 +18,8 @@ type Trace struct {
 	ID    string
 	Spans []*Span // sorted by start time, then span id
 	Root  *Span
+	// Broken counts what New found wrong with the spans it was given.
+	Broken Broken
 
 	parent []*Span // by Span.idx; nil for roots
 	// The children of the span at idx are kids[kidsAt[idx]:][:kidsLen[idx]],
@@ -112,16 +114,23 @@ func Before(a, b *Trace) bool {
 // must not be empty; duplicates (same span id) are dropped.
 func New(id string, spans []*Span) *Trace {
 	t := &Trace{ID: id}
+	if !isID(id, 32) {
+		t.Broken[BadTraceID]++
+	}
 	// The id index is needed only to link the tree; the trace does not keep
 	// it (Span looks ids up by scanning).
 	byID := make(map[string]*Span, len(spans))
 	t.Spans = make([]*Span, 0, len(spans))
 	for _, s := range spans {
-		if _, dup := byID[s.SpanID]; dup {
+		if prev, dup := byID[s.SpanID]; dup {
+			if !sameSpan(prev, s) {
+				t.Broken[DuplicateSpanID]++
+			}
 			continue
 		}
 		byID[s.SpanID] = s
 		t.Spans = append(t.Spans, s)
+		t.Broken.countSpan(s)
 	}
 	slices.SortFunc(t.Spans, spanCompare)
 	for i, s := range t.Spans {
@@ -153,7 +162,10 @@ func (t *Trace) link(byID map[string]*Span) {
 	t.kidsAt = make([]int32, n)
 	t.kidsLen = make([]int32, n)
 	for i, s := range t.Spans {
-		if p := byID[s.ParentID]; p != nil && p != s {
+		p := byID[s.ParentID]
+		if p == s {
+			t.Broken[SelfParent]++
+		} else if p != nil {
 			t.parent[i] = p
 			t.kidsLen[p.idx]++
 		}
@@ -200,6 +212,7 @@ func (t *Trace) link(byID map[string]*Span) {
 		if reached[i] {
 			continue
 		}
+		t.Broken[ParentCycle]++
 		p := t.parent[i]
 		t.parent[i] = nil
 		kids := t.Children(p)
