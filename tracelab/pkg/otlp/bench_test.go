@@ -13,39 +13,38 @@ import (
 //
 //	go test ./pkg/otlp -run '^$' -bench ParseSpans -benchmem -count 5
 func BenchmarkParseSpans(b *testing.B) {
+	data, n := generatedOTLP(b)
+	for b.Loop() {
+		got, err := ParseSpans(bytes.NewReader(data))
+		if err != nil || len(got) != n {
+			b.Fatalf("%d spans, %v", len(got), err)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+// generatedOTLP is 100k generated spans as Write prints them, and their
+// count; it sets the benchmark's bytes and turns on its allocation count.
+func generatedOTLP(b *testing.B) ([]byte, int) {
 	spans := tracegen.Generate(100_000, 1)
 	var buf bytes.Buffer
 	if err := Write(&buf, trace.Group(spans)); err != nil {
 		b.Fatal(err)
 	}
-	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
+	b.SetBytes(int64(buf.Len()))
 	b.ReportAllocs()
-	for b.Loop() {
-		got, err := ParseSpans(bytes.NewReader(data))
-		if err != nil || len(got) != len(spans) {
-			b.Fatalf("%d spans, %v", len(got), err)
-		}
-	}
-	b.ReportMetric(float64(len(spans))*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+	return buf.Bytes(), len(spans)
 }
 
 // BenchmarkParseReader is BenchmarkParseSpans with the spans grouped into
 // traces (trace.New: dedup, links, and the broken-trace counts), as every
 // caller reads them.
 func BenchmarkParseReader(b *testing.B) {
-	spans := tracegen.Generate(100_000, 1)
-	var buf bytes.Buffer
-	if err := Write(&buf, trace.Group(spans)); err != nil {
-		b.Fatal(err)
-	}
-	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
+	data, n := generatedOTLP(b)
 	for b.Loop() {
 		if _, err := ParseReader(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(len(spans))*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
 }
