@@ -117,11 +117,12 @@ type Analyzer struct {
 	// brokenTraces is each broken trace's count of what is wrong with it,
 	// for the evidence of the findings that name it; few traces are broken.
 	brokenTraces map[string]int
+	code         codeIndex
 }
 
 // NewAnalyzer returns an Analyzer running detectors.
 func NewAnalyzer(detectors []detect.Detector) *Analyzer {
-	a := &Analyzer{detectors: detectors, byRequest: map[string]*requestAgg{}, byRoot: map[string]*Background{}, brokenTraces: map[string]int{}}
+	a := &Analyzer{detectors: detectors, byRequest: map[string]*requestAgg{}, byRoot: map[string]*Background{}, brokenTraces: map[string]int{}, code: codeIndex{}}
 	for i, d := range detectors {
 		if p, ok := d.(detect.PerTrace); ok {
 			a.aggs = append(a.aggs, p.Aggregator())
@@ -151,6 +152,7 @@ func (a *Analyzer) Add(traces []*trace.Trace) {
 		}
 		t.ForgetMemos()
 		a.addRequest(t)
+		a.code.add(t)
 		if a.needed(t) {
 			a.kept = append(a.kept, t)
 		}
@@ -189,6 +191,9 @@ func (a *Analyzer) Report() Report {
 		}
 	}
 	detect.Sort(r.Findings)
+	for i := range r.Findings {
+		r.Findings[i].Code = a.code.codeOf(r.Findings[i])
+	}
 	for _, f := range r.Findings {
 		// A finding names one of its traces; whether that one is broken is
 		// what the report can say of it.

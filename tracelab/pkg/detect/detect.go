@@ -46,6 +46,10 @@ type Finding struct {
 	TracesAffected      int            `json:"traces_affected"`
 	Summary             string         `json:"summary"`            // one human sentence
 	Evidence            map[string]any `json:"evidence,omitempty"` // detector-specific extras, e.g. example trace id
+	// Code is the code that made the finding's spans, from their OpenTelemetry
+	// code attributes or their handler's; nil when the spans name none.
+	// The analyzer fills it in (package analyze), not the detectors.
+	Code *trace.Code `json:"code,omitempty"`
 }
 
 // Detector finds one kind of pathology.
