@@ -75,6 +75,7 @@ func runAnalyze(args []string) int {
 	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
 	format := fs.String("format", "text", "output format: text, json or sarif")
 	sarifMap := fs.String("sarif-map", "", "SARIF: YAML/JSON file mapping each service to its path in the repository")
+	repo := fs.String("repo", ".", "SARIF: the repository's root, where the spans' code is looked up and --sarif-map's paths must exist")
 	strict := fs.Bool("strict", false, "exit 2 when a trace is broken (any warning)")
 	for _, n := range source.Names() {
 		fs.String(n, "", "see analyzeUsage")
@@ -86,6 +87,7 @@ func runAnalyze(args []string) int {
 	fs.Visit(func(f *flag.Flag) { params[f.Name] = f.Value.String() })
 	delete(params, "format")
 	delete(params, "sarif-map")
+	delete(params, "repo")
 	delete(params, "strict")
 	src, err := source.Parse(params, source.Flags, analyzeNow())
 	if err != nil {
@@ -94,27 +96,37 @@ func runAnalyze(args []string) int {
 	if *format != "text" && *format != "json" && *format != "sarif" {
 		return fail(exitUsage, "analyze: unknown --format %q; use text, json or sarif", *format)
 	}
-	sarifPaths, err := sarif.LoadPaths(*sarifMap)
-	if err != nil {
-		return fail(exitUsage, "analyze: --sarif-map %v", err)
+	placer, code, ok := sarifPlacer("analyze", *format, *repo, *sarifMap)
+	if !ok {
+		return code
 	}
 	src.Log = os.Stderr
 
 	defer batchGC(os.LookupEnv)()
 
-	ctx, stop := interruptible()
+	ctx, stop := interruptibleWithin("analyze", interruptGrace)
 	defer stop()
 	t0 := time.Now()
 	detectors := detect.All()
 	var an *analyze.Analyzer
 	err = src.Stream(ctx, func() func([]*trace.Trace) {
 		an = analyze.NewAnalyzer(detectors)
-		return an.Add
+		return func(ts []*trace.Trace) {
+			if ctx.Err() == nil { // interrupted: the rest is not worth analyzing
+				an.Add(ts)
+			}
+		}
 	})
 	if err != nil || ctx.Err() != nil { // interrupted at the end of the input
 		return fetchFailure(ctx, "analyze", err)
 	}
 	report := an.Report()
+	if ctx.Err() != nil {
+		return fetchFailure(ctx, "analyze", nil)
+	}
+	if len(report.Requests) == 0 {
+		return fail(exitUsage, "analyze: %v", noRequest(report))
+	}
 	if d := time.Since(t0); d > 2*time.Second {
 		fmt.Fprintf(os.Stderr, "tracelab: analyzed %d traces (%d spans) from %s in %.1fs\n", report.Traces, report.Spans, src, d.Seconds())
 	}
@@ -122,7 +134,9 @@ func runAnalyze(args []string) int {
 	warn("", report.Warnings)
 
 	err = writeAs(analyzeOut, *format, report,
-		func(w io.Writer) error { return sarif.Write(w, report, sarif.IDs(detectors), sarifPaths) },
+		func(w io.Writer) error {
+			return writeSARIF(w, "analyze", sarif.FromReport(report, sarif.IDs(detectors), placer), placer)
+		},
 		func(w io.Writer) error { return analyze.WriteText(w, report) })
 	if err != nil {
 		return fail(exitRuntime, "analyze: writing the report: %v", err)
@@ -131,6 +145,16 @@ func runAnalyze(args []string) int {
 		return fail(exitUsage, "analyze: --strict: the traces are broken (the warnings above; the report was written all the same); fix what produced them, or drop --strict")
 	}
 	return exitOK
+}
+
+// noRequest says that no trace of r serves a request, so nothing was
+// analyzed and a gate on the report would pass on nothing.
+func noRequest(r analyze.Report) error {
+	root := ""
+	if len(r.Background) > 0 {
+		root = fmt.Sprintf(", most of them rooted at %q", r.Background[0].Root)
+	}
+	return fmt.Errorf("no request to analyze: none of the %d traces read has a root SERVER or CONSUMER span (all are start-up or background work%s); check that the source catches the service's requests (its service, operation, window or query, or the file's contents)", r.Traces, root)
 }
 
 // warn prints a line on stderr per kind of broken span or trace; side

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"tracelab/pkg/sarif"
 	"tracelab/pkg/source"
 )
 
@@ -119,7 +120,7 @@ func batchGC(lookupEnv func(string) (string, bool)) (restore func()) {
 // the user has to change.
 func fetchFailure(ctx context.Context, what string, err error) int {
 	if code := interruptedCode(ctx); code != 0 {
-		return fail(code, "%s: interrupted", what)
+		return interruptedFailure(code, what)
 	}
 	if source.Environment(err) {
 		return fail(exitRuntime, "%s: %v", what, err)
@@ -139,4 +140,39 @@ func writeAs(out io.Writer, format string, v any, toSARIF, toText func(io.Writer
 		return toSARIF(out)
 	}
 	return toText(out)
+}
+
+// sarifPlacer reads --sarif-map and checks it against the repository at
+// --repo, before any trace is read; needed only for SARIF, or to check a
+// map given with another format. A map that cannot be read, or names a
+// path the repository does not have, is exit 2.
+func sarifPlacer(cmd, format, repoDir, mapFile string) (*sarif.Placer, int, bool) {
+	if format != "sarif" && mapFile == "" {
+		return nil, 0, true
+	}
+	paths, err := sarif.LoadPaths(mapFile)
+	if err != nil {
+		return nil, fail(exitUsage, "%s: --sarif-map %v", cmd, err), false
+	}
+	repo, err := sarif.OpenRepo(repoDir)
+	if err != nil {
+		return nil, fail(exitUsage, "%s: --repo %v", cmd, err), false
+	}
+	pl, err := sarif.NewPlacer(repo, paths)
+	if err != nil {
+		return nil, fail(exitUsage, "%s: --sarif-map %s: %v", cmd, mapFile, err), false
+	}
+	return pl, 0, true
+}
+
+// writeSARIF writes l, and says on stderr how many results it could place
+// nowhere: GitHub code scanning refuses a file with one of them.
+func writeSARIF(w io.Writer, cmd string, l sarif.Log, pl *sarif.Placer) error {
+	if err := sarif.WriteLog(w, l); err != nil {
+		return err
+	}
+	if n := sarif.Unplaced(l); n > 0 {
+		fmt.Fprintf(os.Stderr, "tracelab: warning: %s: %d SARIF results have no file: their spans name no code in %s, --sarif-map does not map their services, and the repository has no README at its root; GitHub code scanning refuses such a file\n", cmd, n, pl.Repo.Root)
+	}
+	return nil
 }

@@ -69,6 +69,8 @@ func runCompare(args []string) int {
 	candidate := fs.String("candidate", "", "the candidate: a trace file, jaeger:URL?service=S or tempo:URL?query=Q")
 	format := fs.String("format", "text", "output format: text, json or sarif")
 	sarifMap := fs.String("sarif-map", "", "SARIF: YAML/JSON file mapping each service to its path in the repository")
+	repo := fs.String("repo", ".", "SARIF: the repository's root, where the spans' code is looked up and --sarif-map's paths must exist")
+	strict := fs.Bool("strict", false, "exit 2 when a trace of either side is broken (any warning)")
 	maxReg := fs.String("max-p95-regression", fmt.Sprintf("%g%%", 100*compare.DefaultMaxP95Regression), "allowed p95 regression beyond noise")
 	failOn := fs.String("fail-on", "new", "new or none")
 	if code, ok := parseFlags(fs, args, 0, compareUsage, compareOut); !ok {
@@ -83,9 +85,9 @@ func runCompare(args []string) int {
 	if *format != "text" && *format != "json" && *format != "sarif" {
 		return fail(exitUsage, "compare: unknown --format %q; use text, json or sarif", *format)
 	}
-	sarifPaths, err := sarif.LoadPaths(*sarifMap)
-	if err != nil {
-		return fail(exitUsage, "compare: --sarif-map %v", err)
+	placer, code, ok := sarifPlacer("compare", *format, *repo, *sarifMap)
+	if !ok {
+		return code
 	}
 	if *failOn != "new" && *failOn != "none" {
 		return fail(exitUsage, "compare: unknown --fail-on %q; use new or none", *failOn)
@@ -95,7 +97,7 @@ func runCompare(args []string) int {
 		return fail(exitUsage, "compare: --max-p95-regression %q: %v", *maxReg, err)
 	}
 
-	ctx, stop := interruptible()
+	ctx, stop := interruptibleWithin("compare", interruptGrace)
 	defer stop()
 	var inputs [2]compare.Input
 	detectors := detect.All()
@@ -109,8 +111,14 @@ func runCompare(args []string) int {
 		if err != nil {
 			return fetchFailure(ctx, "compare: "+side.flag, err)
 		}
+		if ctx.Err() != nil {
+			return fetchFailure(ctx, "compare: "+side.flag, nil)
+		}
 		inputs[i] = compare.NewInput(traces, detectors)
 		warn(side.flag+": ", inputs[i].Report.Warnings)
+	}
+	if ctx.Err() != nil {
+		return fetchFailure(ctx, "compare", nil)
 	}
 	if err := compare.CheckCoverage(inputs[0], inputs[1]); err != nil {
 		return fail(exitUsage, "compare: %v", err)
@@ -120,11 +128,14 @@ func runCompare(args []string) int {
 
 	err = writeAs(compareOut, *format, res,
 		func(w io.Writer) error {
-			return sarif.WriteComparison(w, res, sarif.IDs(detectors), maxRegression, sarifPaths)
+			return writeSARIF(w, "compare", sarif.FromComparison(res, sarif.IDs(detectors), maxRegression, placer), placer)
 		},
 		func(w io.Writer) error { return compare.WriteText(w, res) })
 	if err != nil {
 		return fail(exitRuntime, "compare: writing the comparison: %v", err)
+	}
+	if *strict && len(inputs[0].Report.Warnings)+len(inputs[1].Report.Warnings) > 0 {
+		return fail(exitUsage, "compare: --strict: the traces are broken (the warnings above; the comparison was written all the same); fix what produced them, or drop --strict")
 	}
 	if !res.Verdict.Pass {
 		return exitFail

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -64,6 +65,71 @@ func interruptible() (context.Context, context.CancelFunc) {
 		signal.Stop(sigs)
 		cancel(context.Canceled)
 	}
+}
+
+// interruptGrace is how long analyze and compare may take to return after
+// a signal before the process exits anyway: the detectors and the
+// comparison's bootstrap do not watch the context, and the promise is an
+// exit within a second of the signal.
+const interruptGrace = 700 * time.Millisecond
+
+// interruptedMu guards the one "interrupted" line a command prints, which
+// either the command (interruptedFailure) or the watchdog of
+// interruptibleWithin writes, whichever comes first.
+var (
+	interruptedMu      sync.Mutex
+	interruptedPrinted bool
+)
+
+// interruptibleWithin is interruptible for a command whose work past
+// reading does not stop when the context does (analyze, compare): grace
+// after the signal, if the command has not returned, the process says
+// "what: interrupted" and exits 128 plus the signal's number, as the
+// command would have. Only for commands with nothing to clean up: the
+// exit skips deferred calls.
+func interruptibleWithin(what string, grace time.Duration) (context.Context, context.CancelFunc) {
+	interruptedMu.Lock()
+	interruptedPrinted = false // one command a process; tests run many
+	interruptedMu.Unlock()
+	ctx, stop := interruptible()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		code := interruptedCode(ctx)
+		if code == 0 { // stopped, not signalled
+			return
+		}
+		select {
+		case <-done:
+		case <-time.After(grace):
+			interruptedMu.Lock() // held until the exit: no second line
+			if !interruptedPrinted {
+				fmt.Fprintf(os.Stderr, "tracelab: %s: interrupted\n", what)
+			}
+			os.Exit(code)
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() { close(done) })
+		stop()
+	}
+}
+
+// interruptedFailure prints "what: interrupted" once and returns the
+// signal's exit code.
+func interruptedFailure(code int, what string) int {
+	interruptedMu.Lock()
+	defer interruptedMu.Unlock()
+	if !interruptedPrinted {
+		interruptedPrinted = true
+		fail(code, "%s: interrupted", what)
+	}
+	return code
 }
 
 // interrupt is the cause of a context a signal cancelled.

@@ -3,26 +3,32 @@ package sarif
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"strings"
+
+	"tracelab/pkg/trace"
 
 	"gopkg.in/yaml.v3"
 )
 
 // Paths maps a service name to where its code is in the repository the
 // SARIF is uploaded to: a file or a directory, relative to the
-// repository's root, with "/" between its parts. A service it does not
-// name is placed at DefaultPath(service).
+// repository's root, with "/" between its parts, optionally followed by
+// "#" and the name of a function or method declared in that file. It is
+// the user's placement of the services whose spans name no code of
+// theirs (see Placer).
 type Paths map[string]string
 
 // LoadPaths reads a Paths file: one YAML mapping (JSON is YAML too) of
 // service name to repository path, e.g.
 //
-//	checkout: services/checkout/src/main/java/com/acme/CheckoutController.java
+//	checkout: services/checkout/src/main/java/com/acme/CheckoutController.java#checkout
 //	payment: services/payment
 //
-// An empty file name is no file: every service at its default path.
+// An empty file name is no file: no service mapped.
 func LoadPaths(file string) (Paths, error) {
 	if file == "" {
 		return nil, nil
@@ -53,9 +59,16 @@ func ParsePaths(data []byte) (Paths, error) {
 	}
 	p := Paths{}
 	for service, where := range raw {
+		where, fn, hasFn := strings.Cut(where, "#")
 		clean, err := repoPath(where)
 		if err != nil {
 			return nil, fmt.Errorf("service %q: %v", service, err)
+		}
+		if hasFn {
+			if !isIdent(fn) {
+				return nil, fmt.Errorf("service %q: %q after # is not a function name; write path/to/File.java#method", service, fn)
+			}
+			clean += "#" + fn
 		}
 		p[service] = clean
 	}
@@ -89,50 +102,104 @@ func hasScheme(s string) bool {
 	return strings.Contains(first, ":")
 }
 
-// DefaultPath is where a service no mapping names is placed: a top-level
-// directory named after it, in the characters a path segment keeps
-// portably (others become "-").
-func DefaultPath(service string) string {
-	var b strings.Builder
-	for _, r := range service {
+// Placer puts each result somewhere in the repository, in this order:
+//  1. the code that made the finding's spans (detect.Finding.Code: their
+//     OpenTelemetry code attributes, or their handler's), found in Repo;
+//  2. the user's Paths for the finding's service, checked by NewPlacer to
+//     exist;
+//  3. the repository itself. GitHub code scanning refuses a whole upload
+//     when one result has no artifact location ("locationFromSarifResult:
+//     expected a physical location", see github_test.go), so such a
+//     result sits at line 1 of the repository's README, a file that
+//     exists and says where the code is not known, rather than at a path
+//     made up from the service's name. A repository without a README at
+//     its root leaves it with its logical location only (Unplaced says
+//     how many).
+type Placer struct {
+	Repo   *Repo
+	mapped map[string]Where
+	readme string
+}
+
+// Placement says how a result was placed: "code", "map" or "repository".
+const (
+	PlacedAtCode       = "code"
+	PlacedByMap        = "map"
+	PlacedInRepository = "repository"
+)
+
+// NewPlacer checks paths against repo: each path must exist, and a
+// function after "#" must be declared in its file. Errors are one line
+// naming the service.
+func NewPlacer(repo *Repo, paths Paths) (*Placer, error) {
+	p := &Placer{Repo: repo, mapped: map[string]Where{}}
+	for _, service := range slices.Sorted(maps.Keys(paths)) {
+		where, fn, hasFn := strings.Cut(paths[service], "#")
+		dir, ok := repo.Exists(where)
 		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
+		case !ok:
+			return nil, fmt.Errorf("service %q: %s does not exist in the repository at %s; map it to a file or directory there (or set the repository's root with --repo)", service, where, repo.Root)
+		case hasFn && dir:
+			return nil, fmt.Errorf("service %q: %s is a directory; a #function needs the file that declares it", service, where)
+		}
+		line := 1
+		if hasFn {
+			declares, found := declarer(fn), false
+			for i, l := range repo.fileLines(where) {
+				if declares(l) {
+					line, found = i+1, true
+					break
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("service %q: %s declares no function %s", service, where, fn)
+			}
+		}
+		p.mapped[service] = Where{where, line}
+	}
+	for _, f := range repo.list() {
+		if !strings.Contains(f, "/") && strings.HasPrefix(strings.ToLower(f), "readme") && (p.readme == "" || f == "README.md") {
+			p.readme = f
 		}
 	}
-	s := strings.Trim(b.String(), "-")
-	if s == "" || strings.Trim(s, ".") == "" {
-		return "unknown-service"
-	}
-	return s
+	return p, nil
 }
 
-// For is the repository path of service.
-func (p Paths) For(service string) string {
-	if where, ok := p[service]; ok {
-		return where
+// place is the physical location of a result of service whose spans were
+// made by code (nil: not known), and how it was placed; nil when the
+// repository has no README to hold it.
+func (p *Placer) place(service string, code *trace.Code) (*PhysicalLocation, string) {
+	at := func(w Where) *PhysicalLocation {
+		return &PhysicalLocation{
+			ArtifactLocation: ArtifactLocation{URI: pathURI(w.Path), URIBaseID: SourceRoot},
+			Region:           Region{StartLine: w.Line},
+		}
 	}
-	return DefaultPath(service)
-}
-
-// place is the physical location of a result of service: its path as a
-// relative URI reference, at line 1, since a trace names no line. Line 1 is
-// what GitHub shows for a file-level result and what its upload action
-// assumes for a region without one.
-func (p Paths) place(service string) *PhysicalLocation {
-	return &PhysicalLocation{
-		ArtifactLocation: ArtifactLocation{URI: pathURI(p.For(service)), URIBaseID: SourceRoot},
-		Region:           Region{StartLine: 1},
+	if p == nil {
+		return nil, PlacedInRepository
 	}
+	if code != nil {
+		if w, ok := p.Repo.Locate(*code); ok {
+			return at(w), PlacedAtCode
+		}
+	}
+	if w, ok := p.mapped[service]; ok {
+		return at(w), PlacedByMap
+	}
+	if p.readme != "" {
+		return at(Where{p.readme, 1}), PlacedInRepository
+	}
+	return nil, PlacedInRepository
 }
 
 // requestService is the service of a request type, "service operation":
 // the longest mapped service it starts with, or its first word.
-func (p Paths) requestService(request string) string {
+func (p *Placer) requestService(request string) string {
 	best := ""
-	for service := range p {
+	if p == nil {
+		p = &Placer{}
+	}
+	for service := range p.mapped {
 		if strings.HasPrefix(request, service+" ") && len(service) > len(best) {
 			best = service
 		}

@@ -1,16 +1,16 @@
 // Package sarif encodes an analysis report as SARIF 2.1.0, the format CI
 // systems and code-scanning tools read findings from.
 //
-// Traces have no source files, so where a finding is has two parts in its
-// one location. The logical part is a hierarchy kept in
-// run.logicalLocations of the service that makes the calls (kind
-// "module"), the request type it makes them in (kind "function") and the
-// culprit operation (kind "member"), whose fullyQualifiedName is "service
-// request operation". The physical part is a path in the user's repository,
-// relative to its root (uriBaseId %SRCROOT%), at line 1: the path Paths maps
-// the service to, or else a directory named after the service. GitHub code
-// scanning refuses a whole upload if one result has no physical location
-// (see github_test.go), so every result has one.
+// Where a finding is has two parts in its one location. The logical part
+// is a hierarchy kept in run.logicalLocations of the service that makes
+// the calls (kind "module"), the request type it makes them in (kind
+// "function") and the culprit operation (kind "member"), whose
+// fullyQualifiedName is "service request operation". The physical part is
+// a file of the user's repository, relative to its root (uriBaseId
+// %SRCROOT%), at a line: the code that made the spans where their
+// OpenTelemetry code attributes name it, else the user's map, else the
+// repository's README (Placer says why). The result's "placement"
+// property says which.
 //
 // Each rule is a detector id; a result's level is "error" when the finding
 // takes at least half of the request's critical path (ErrorShare),
@@ -203,9 +203,9 @@ var ruleText = map[string][2]string{
 	},
 }
 
-// placementHelp tells a reader of a code-scanning alert why it sits at
-// line 1 of a service's path rather than at the code at fault.
-const placementHelp = " Traces name no source line, so the alert sits at line 1 of the service's path in the repository (tracelab's --sarif-map sets it); the service, request type and operation are in its logical location and properties, and an example trace id in its properties."
+// placementHelp tells a reader of a code-scanning alert where it sits
+// and why.
+const placementHelp = " The alert sits at the method that made the spans when they, or their handler's span, carry OpenTelemetry code attributes (property placement: code); else at the path tracelab's --sarif-map gives the service (placement: map); else at line 1 of the repository's README (placement: repository), since the traces name no code. The service, request type and operation are in its logical location, and an example trace id in its properties."
 
 // RuleFor returns the rule of a detector id; an id without a description
 // here (a detector added since) still gets a rule, with generic text.
@@ -223,10 +223,10 @@ func RuleFor(id string) Rule {
 
 // FromReport encodes r as a log of one run whose rules are detectorIDs (in
 // that order; pass the ids of detect.All()). A finding of an id not in
-// detectorIDs gets a rule of its own, appended. paths places each service
-// in the repository (nil: a directory named after it).
-func FromReport(r analyze.Report, detectorIDs []string, paths Paths) Log {
-	b := newBuilder(detectorIDs, paths)
+// detectorIDs gets a rule of its own, appended. pl places the results in
+// the repository (nil: none placed).
+func FromReport(r analyze.Report, detectorIDs []string, pl *Placer) Log {
+	b := newBuilder(detectorIDs, pl)
 	for _, f := range r.Findings {
 		b.finding(f, "")
 	}
@@ -234,8 +234,8 @@ func FromReport(r analyze.Report, detectorIDs []string, paths Paths) Log {
 }
 
 // Write encodes r as SARIF on w, indented.
-func Write(w io.Writer, r analyze.Report, detectorIDs []string, paths Paths) error {
-	return writeLog(w, FromReport(r, detectorIDs, paths))
+func Write(w io.Writer, r analyze.Report, detectorIDs []string, pl *Placer) error {
+	return writeLog(w, FromReport(r, detectorIDs, pl))
 }
 
 // RegressionRule is the rule of a request type that got slower beyond the
@@ -246,10 +246,10 @@ const RegressionRule = "p95-regression"
 // a result with its SARIF baselineState: "new" (in the candidate only),
 // "unchanged" (persisting) or "absent" (resolved; level "none", as it no
 // longer happens). Each request type that regressed is an "error" result of
-// RegressionRule, located at its request type and at the path of the
-// service that serves it.
-func FromComparison(c compare.Result, detectorIDs []string, maxRegression float64, paths Paths) Log {
-	b := newBuilder(detectorIDs, paths)
+// RegressionRule, located at its request type and placed as a finding of
+// the service that serves it whose code is not known.
+func FromComparison(c compare.Result, detectorIDs []string, maxRegression float64, pl *Placer) Log {
+	b := newBuilder(detectorIDs, pl)
 	for _, f := range c.New {
 		b.finding(f, "new")
 	}
@@ -267,16 +267,18 @@ func FromComparison(c compare.Result, detectorIDs []string, maxRegression float6
 		// q.Request is "service operation" already: one location.
 		i := b.locs.add(q.Request, q.Request, "function", nil)
 		loc := LogicalLocation{Name: q.Request, FullyQualifiedName: q.Request, Kind: "function", Index: &i}
+		phys, how := b.placer.place(pl.requestService(q.Request), nil)
 		b.run.Results = append(b.run.Results, Result{
 			RuleID:              RegressionRule,
 			RuleIndex:           b.rule(RegressionRule),
 			Level:               "error",
 			Message:             Message{reason},
-			Locations:           []Location{{PhysicalLocation: b.paths.place(paths.requestService(q.Request)), LogicalLocations: []LogicalLocation{loc}}},
+			Locations:           []Location{{PhysicalLocation: phys, LogicalLocations: []LogicalLocation{loc}}},
 			PartialFingerprints: fingerprints(fingerprint(RegressionRule, q.Request)),
 			Properties: map[string]any{
 				"request": q.Request, "p95_ratio": q.P95Ratio,
 				"baseline_p95_ms": q.Baseline.P95Ms, "candidate_p95_ms": q.Candidate.P95Ms,
+				"placement": how,
 			},
 		})
 	}
@@ -284,9 +286,12 @@ func FromComparison(c compare.Result, detectorIDs []string, maxRegression float6
 }
 
 // WriteComparison encodes c as SARIF on w, indented.
-func WriteComparison(w io.Writer, c compare.Result, detectorIDs []string, maxRegression float64, paths Paths) error {
-	return writeLog(w, FromComparison(c, detectorIDs, maxRegression, paths))
+func WriteComparison(w io.Writer, c compare.Result, detectorIDs []string, maxRegression float64, pl *Placer) error {
+	return writeLog(w, FromComparison(c, detectorIDs, maxRegression, pl))
 }
+
+// WriteLog encodes l on w, indented.
+func WriteLog(w io.Writer, l Log) error { return writeLog(w, l) }
 
 func writeLog(w io.Writer, l Log) error {
 	enc := json.NewEncoder(w)
@@ -299,10 +304,10 @@ type builder struct {
 	run       Run
 	ruleIndex map[string]int
 	locs      locationTable
-	paths     Paths
+	placer    *Placer
 }
 
-func newBuilder(detectorIDs []string, paths Paths) *builder {
+func newBuilder(detectorIDs []string, pl *Placer) *builder {
 	b := &builder{
 		run: Run{
 			Tool: Tool{Driver: Driver{Name: "tracelab", Rules: []Rule{}}},
@@ -312,7 +317,7 @@ func newBuilder(detectorIDs []string, paths Paths) *builder {
 		},
 		ruleIndex: map[string]int{},
 		locs:      locationTable{index: map[string]int{}},
-		paths:     paths,
+		placer:    pl,
 	}
 	for _, id := range detectorIDs {
 		b.rule(id)
@@ -333,15 +338,18 @@ func (b *builder) rule(id string) int {
 // finding adds f as a result, with baselineState unless it is empty, and
 // returns it for the caller to adjust.
 func (b *builder) finding(f detect.Finding, baselineState string) *Result {
+	phys, how := b.placer.place(f.Service, f.Code)
+	props := properties(f)
+	props["placement"] = how
 	b.run.Results = append(b.run.Results, Result{
 		RuleID:              f.Detector,
 		RuleIndex:           b.rule(f.Detector),
 		Level:               Level(f),
 		Message:             Message{f.Summary},
-		Locations:           []Location{{PhysicalLocation: b.paths.place(f.Service), LogicalLocations: []LogicalLocation{b.locs.leaf(f)}}},
+		Locations:           []Location{{PhysicalLocation: phys, LogicalLocations: []LogicalLocation{b.locs.leaf(f)}}},
 		PartialFingerprints: fingerprints(Fingerprint(f)),
 		BaselineState:       baselineState,
-		Properties:          properties(f),
+		Properties:          props,
 	})
 	return &b.run.Results[len(b.run.Results)-1]
 }
@@ -417,7 +425,25 @@ func properties(f detect.Finding) map[string]any {
 	if len(f.Evidence) > 0 {
 		p["evidence"] = f.Evidence
 	}
+	if f.Code != nil {
+		p["code"] = f.Code
+	}
 	return p
+}
+
+// Unplaced counts the results of l with no physical location: those the
+// repository had no README to hold (Placer), which GitHub code scanning
+// refuses.
+func Unplaced(l Log) int {
+	n := 0
+	for _, run := range l.Runs {
+		for _, r := range run.Results {
+			if len(r.Locations) == 0 || r.Locations[0].PhysicalLocation == nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // locationTable builds run.logicalLocations: each service, request type
