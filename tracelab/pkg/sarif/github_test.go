@@ -306,18 +306,22 @@ func encodeLog(t *testing.T, l Log) []byte {
 	return buf.Bytes()
 }
 
-// Real reports and comparisons, with and without a path mapping, are what
-// GitHub takes.
+// Real reports and comparisons, placed in this repository with and
+// without the lab's map, are what GitHub takes.
 func TestGitHubTakesAnalyze(t *testing.T) {
-	mapped := Paths{"petclinic": "spring-petclinic/src/main/java/org/springframework/samples/petclinic/owner/OwnerController.java"}
-	for _, name := range []string{"petclinic-batch-off", "lab-nplus1-baseline", "hotrod-dispatch"} {
-		for _, paths := range []Paths{nil, mapped} {
-			t.Run(fmt.Sprintf("%s/mapped=%v", name, paths != nil), func(t *testing.T) {
+	mapped := labPlacer(t)
+	unmapped, err := NewPlacer(mapped.Repo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"petclinic-batch-off", "lab-nplus1-baseline", "hotrod-dispatch", "lab-chatty-db-baseline"} {
+		for _, pl := range []*Placer{unmapped, mapped} {
+			t.Run(fmt.Sprintf("%s/mapped=%v", name, pl == mapped), func(t *testing.T) {
 				r := analyzeCase(t, name)
 				if len(r.Findings) == 0 {
 					t.Fatal("no findings; the test needs a case with some")
 				}
-				checkUploadable(t, encodeLog(t, FromReport(r, IDs(detect.All()), paths)))
+				checkUploadable(t, encodeLog(t, FromReport(r, IDs(detect.All()), pl)))
 			})
 		}
 	}
@@ -334,7 +338,7 @@ func TestGitHubTakesComparison(t *testing.T) {
 	} {
 		t.Run(tc[0]+"->"+tc[1], func(t *testing.T) {
 			c := compareCases(t, tc[0], tc[1])
-			checkUploadable(t, encodeLog(t, FromComparison(c, IDs(detect.All()), 0.10, nil)))
+			checkUploadable(t, encodeLog(t, FromComparison(c, IDs(detect.All()), 0.10, labPlacer(t))))
 		})
 	}
 }
@@ -343,7 +347,7 @@ func TestGitHubTakesComparison(t *testing.T) {
 // placed results in the repository, is valid SARIF and still fails: the
 // schema alone would not have caught it.
 func TestResultWithoutPhysicalLocationFails(t *testing.T) {
-	l := FromReport(analyzeCase(t, "petclinic-batch-off"), IDs(detect.All()), nil)
+	l := FromReport(analyzeCase(t, "petclinic-batch-off"), IDs(detect.All()), labPlacer(t))
 	l.Runs[0].Results[0].Locations[0].PhysicalLocation = nil
 	raw := encodeLog(t, l)
 	if err := schema(t).Validate(schematest.Parse(t, raw)); err != nil {
@@ -360,7 +364,7 @@ func TestResultWithoutPhysicalLocationFails(t *testing.T) {
 // prove nothing. Every case starts from a log that passes.
 func TestGitHubRequirementsReject(t *testing.T) {
 	base := func() map[string]any {
-		l := FromReport(analyzeCase(t, "lab-nplus1-baseline"), IDs(detect.All()), nil)
+		l := FromReport(analyzeCase(t, "lab-nplus1-baseline"), IDs(detect.All()), labPlacer(t))
 		return parseGeneric(t, encodeLog(t, l)).(map[string]any)
 	}
 	if vs := githubViolations(base()); len(vs) != 0 {

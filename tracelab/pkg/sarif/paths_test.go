@@ -14,10 +14,10 @@ import (
 )
 
 func TestParsePaths(t *testing.T) {
-	want := Paths{"checkout": "services/checkout/src/Main.java", "payment": "services/payment", "geo:eu": "geo"}
+	want := Paths{"checkout": "services/checkout/src/Main.java#checkout", "payment": "services/payment", "geo:eu": "geo"}
 	for name, doc := range map[string]string{
-		"yaml": "checkout: services/checkout/src/Main.java\npayment: services/payment/\n\"geo:eu\": ./geo\n",
-		"json": "{\n\t\"checkout\": \"services/checkout/src/Main.java\",\n\t\"payment\": \"services/payment/\",\n\t\"geo:eu\": \"geo\"\n}\n",
+		"yaml": "checkout: services/checkout/src/Main.java#checkout\npayment: services/payment/\n\"geo:eu\": ./geo\n",
+		"json": "{\n\t\"checkout\": \"services/checkout/src/Main.java#checkout\",\n\t\"payment\": \"services/payment/\",\n\t\"geo:eu\": \"geo\"\n}\n",
 	} {
 		p, err := ParsePaths([]byte(doc))
 		if err != nil {
@@ -48,6 +48,8 @@ func TestParsePathsRejects(t *testing.T) {
 		"empty file":    "",
 		"duplicate":     "checkout: a\ncheckout: b",
 		"not yaml":      "{checkout: [",
+		"no function":   "checkout: services/checkout/Main.java#",
+		"call":          "checkout: services/checkout/Main.java#checkout()",
 	} {
 		_, err := ParsePaths([]byte(doc))
 		if err == nil {
@@ -79,23 +81,6 @@ func TestLoadPaths(t *testing.T) {
 	}
 }
 
-func TestDefaultPath(t *testing.T) {
-	for service, want := range map[string]string{
-		"checkout":         "checkout",
-		"order-service_v2": "order-service_v2",
-		"acme/checkout":    "acme-checkout",
-		"../../etc":        "..-..-etc",
-		"..":               "unknown-service",
-		"":                 "unknown-service",
-		"日本":               "unknown-service",
-		"geo:eu west":      "geo-eu-west",
-	} {
-		if got := DefaultPath(service); got != want {
-			t.Errorf("DefaultPath(%q) = %q, want %q", service, got, want)
-		}
-	}
-}
-
 // A path becomes a relative URI reference that reads back as the path: a
 // colon cannot turn into a scheme, nor a space or "#" end the path.
 func TestPathURI(t *testing.T) {
@@ -113,7 +98,11 @@ func TestPathURI(t *testing.T) {
 }
 
 func TestRequestService(t *testing.T) {
-	p := Paths{"geo eu": "geo", "geo": "geo-all"}
+	repo := testRepo(t, map[string]string{"geo/a.go": "", "geo-all/b.go": ""})
+	p, err := NewPlacer(repo, Paths{"geo eu": "geo", "geo": "geo-all"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for req, want := range map[string]string{
 		"geo eu GET /x":      "geo eu",
 		"geo GET /x":         "geo",
@@ -126,8 +115,9 @@ func TestRequestService(t *testing.T) {
 	}
 }
 
-// Each result sits at its service's mapped path, or at the directory named
-// after it, line 1, relative to %SRCROOT%, and keeps its logical location.
+// Each result sits at its service's mapped path, or, for a service the
+// map does not name and whose spans name no code, at the repository's
+// README, relative to %SRCROOT%, and keeps its logical location.
 func TestResultsArePlaced(t *testing.T) {
 	r := analyzeCase(t, "lab-nplus1-baseline")
 	// No corpus case has findings in two services; a second one is the
@@ -135,26 +125,23 @@ func TestResultsArePlaced(t *testing.T) {
 	other := r.Findings[0]
 	other.Service = "payment"
 	r.Findings = append(r.Findings, other)
-	services := map[string]bool{}
-	for _, f := range r.Findings {
-		services[f.Service] = true
-	}
-	if len(services) < 2 {
-		t.Fatalf("services %v; the test needs findings of two services", services)
-	}
 	mapped := r.Findings[0].Service
-	paths := Paths{mapped: "cmd/" + mapped + "/main.go"}
-	l := FromReport(r, IDs(detect.All()), paths)
+	repo := testRepo(t, map[string]string{"cmd/" + mapped + "/main.go": "package main\n", "README.md": "# x\n"})
+	pl, err := NewPlacer(repo, Paths{mapped: "cmd/" + mapped + "/main.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := FromReport(r, IDs(detect.All()), pl)
 	for i, res := range l.Runs[0].Results {
 		f := r.Findings[i]
 		loc := res.Locations[0]
-		want := DefaultPath(f.Service)
+		want, how := "README.md", PlacedInRepository
 		if f.Service == mapped {
-			want = "cmd/" + mapped + "/main.go"
+			want, how = "cmd/"+mapped+"/main.go", PlacedByMap
 		}
-		pl := loc.PhysicalLocation
-		if pl == nil || pl.ArtifactLocation.URI != pathURI(want) || pl.ArtifactLocation.URIBaseID != SourceRoot || pl.Region.StartLine != 1 {
-			t.Errorf("result %d (%s): physical location %+v, want %q at line 1 of %s", i, f.Service, pl, want, SourceRoot)
+		phys := loc.PhysicalLocation
+		if phys == nil || phys.ArtifactLocation.URI != pathURI(want) || phys.ArtifactLocation.URIBaseID != SourceRoot || phys.Region.StartLine != 1 || res.Properties["placement"] != how {
+			t.Errorf("result %d (%s): physical location %+v by %v, want %q at line 1 of %s by %s", i, f.Service, phys, res.Properties["placement"], want, SourceRoot, how)
 		}
 		if len(loc.LogicalLocations) != 1 || loc.LogicalLocations[0].Kind != "member" {
 			t.Errorf("result %d: logical locations %+v, want the operation", i, loc.LogicalLocations)
@@ -165,19 +152,27 @@ func TestResultsArePlaced(t *testing.T) {
 	}
 }
 
-// A regression is placed at the service that serves the request type.
+// A regression is placed at the service that serves the request type:
+// its mapped path, or the repository's README.
 func TestRegressionIsPlaced(t *testing.T) {
 	c := compareCases(t, "lab-chatty-db-fixed", "lab-chatty-db-baseline")
-	for _, paths := range []Paths{nil, {"orders": "services/orders"}} {
-		l := FromComparison(c, IDs(detect.All()), 0.10, paths)
+	repo := testRepo(t, map[string]string{"services/orders/pom.xml": "", "README.md": ""})
+	for paths, want := range map[string]string{"": "README.md", "services/orders": "services/orders"} {
+		pl, err := NewPlacer(repo, Paths{"orders": paths})
+		if paths == "" {
+			pl, err = NewPlacer(repo, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := FromComparison(c, IDs(detect.All()), 0.10, pl)
 		n := 0
 		for _, res := range l.Runs[0].Results {
 			if res.RuleID != RegressionRule {
 				continue
 			}
 			n++
-			service := paths.requestService(res.Properties["request"].(string))
-			if got, want := res.Locations[0].PhysicalLocation.ArtifactLocation.URI, pathURI(paths.For(service)); got != want {
+			if got := res.Locations[0].PhysicalLocation.ArtifactLocation.URI; got != want {
 				t.Errorf("regression of %v at %q, want %q", res.Properties["request"], got, want)
 			}
 		}
@@ -196,7 +191,11 @@ func TestLineHash(t *testing.T) {
 	g.ShareOfCriticalPath, g.TracesAffected, g.CallsPerTrace, g.Summary = 0.7, 9, 12, "two"
 	h := f
 	h.Operation = "SELECT y"
-	l := FromReport(analyze.Report{Findings: []detect.Finding{f, g, h}}, IDs(detect.All()), nil)
+	pl, err := NewPlacer(testRepo(t, map[string]string{"README.md": ""}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := FromReport(analyze.Report{Findings: []detect.Finding{f, g, h}}, IDs(detect.All()), pl)
 	hashes := []string{}
 	for _, res := range l.Runs[0].Results {
 		hash := res.PartialFingerprints[LineHashKey]
