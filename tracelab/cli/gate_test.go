@@ -419,13 +419,42 @@ func TestBrokenTracesAreNamed(t *testing.T) {
 	if code != exitUsage || !strings.Contains(out, "Analyzed 8 traces") || !strings.HasSuffix(errOut, "drop --strict\n") {
 		t.Errorf("--strict: exit %d, stderr %q, stdout %.100q; want exit 2 after the report", code, errOut, out)
 	}
-	clean := writeAnalyzeInput(t, "clean.json", startupOnly)
-	if code, _, errOut := runAnalyzeCaptured(t, "--file", clean, "--strict"); code != exitOK || errOut != "" {
+	if code, _, errOut := runAnalyzeCaptured(t, "--file", nplus1Fixed, "--strict"); code != exitOK || errOut != "" {
 		t.Errorf("--strict on clean traces: exit %d, stderr %q", code, errOut)
 	}
-	// compare names each side's.
-	_, _, errOut = runCompareCaptured(t, "--baseline", p, "--candidate", nplus1Fixed)
-	if !strings.Contains(errOut, "tracelab: warning: --baseline: 1 span is its own parent") {
-		t.Errorf("compare: stderr %q", errOut)
+	// compare names each side's, and with --strict exits 2 after the
+	// comparison, as analyze does; clean sides pass --strict.
+	broken := writeAnalyzeInput(t, "broken-nplus1.json", strings.Replace(readFile(t, nplus1Fixed), `"spanId":"`, `"spanId":"zz`, 1))
+	code, _, errOut = runCompareCaptured(t, "--baseline", broken, "--candidate", nplus1Fixed)
+	if code != exitOK || !strings.Contains(errOut, "tracelab: warning: --baseline: 1 span has a span or parent id") {
+		t.Errorf("compare: exit %d, stderr %q", code, errOut)
+	}
+	code, out, errOut = runCompareCaptured(t, "--baseline", broken, "--candidate", nplus1Fixed, "--strict")
+	if code != exitUsage || !strings.Contains(out, "verdict") || !strings.HasSuffix(errOut, "drop --strict\n") {
+		t.Errorf("compare --strict: exit %d, stderr %q, stdout %.100q; want exit 2 after the comparison", code, errOut, out)
+	}
+	if code, _, errOut := runCompareCaptured(t, "--baseline", nplus1Fixed, "--candidate", nplus1Fixed, "--strict"); code != exitOK || errOut != "" {
+		t.Errorf("compare --strict on clean traces: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// analyze used as a gate fails closed too: traces that serve no request
+// leave nothing analyzed, which is exit 2 with one line, in every format,
+// rather than an empty report (an empty SARIF would close every alert).
+func TestAnalyzeFailsClosedWhenNoRequestIsAnalyzed(t *testing.T) {
+	p := writeAnalyzeInput(t, "startup.json", startupOnly)
+	for _, args := range [][]string{{}, {"--format", "json"}, {"--format", "sarif"}, {"--strict"}} {
+		code, out, errOut := runAnalyzeCaptured(t, append([]string{"--file", p}, args...)...)
+		wantOneLineExit(t, "start-up traces only "+strings.Join(args, " "), code, out, errOut, exitUsage,
+			`analyze: no request to analyze: none of the 1 traces read has a root SERVER or CONSUMER span (all are start-up or background work, most of them rooted at "catalog startup")`)
 	}
 }
