@@ -217,3 +217,63 @@ func TestInterruptsStopReadingFilesAndStdin(t *testing.T) {
 		}
 	}
 }
+
+// cpuSeconds is the CPU time pid has used, user and system, from
+// /proc/pid/stat; 0 when it cannot be read.
+func cpuSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's name, which is in parentheses and
+	// may hold spaces: utime and stime are the 12th and 13th of them.
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var ut, st float64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return (ut + st) / 100 // clock ticks; Linux's USER_HZ is 100
+}
+
+// An interrupt during the work that follows reading stops the command
+// within a second as well. compare's bootstrap of 20,000 requests a side
+// takes tens of CPU seconds after the 5 MB of both sides are read in a
+// fraction of one; the signal comes once the process has used 1.5 CPU
+// seconds, well into it. Nothing in the bootstrap watches for the
+// signal: before the watchdog (interruptibleWithin) this ran to the end.
+func TestInterruptsStopTheAnalysis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs tracelab")
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"resourceSpans":[`)
+	for i := range 20000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"s"}}]},"scopeSpans":[{"spans":[{"traceId":"%032x","spanId":"%016x","name":"GET /","kind":2,"startTimeUnixNano":"1000","endTimeUnixNano":"%d"}]}]}`, i+1, i+1, 1_000_000+(i*7919)%1_000_000)
+	}
+	b.WriteString(`]}`)
+	side := writeAnalyzeInput(t, "side.json", b.String())
+	busy := func(t *testing.T, cmd *exec.Cmd) func() {
+		return func() {
+			for cmd.Process == nil || cpuSeconds(cmd.Process.Pid) < 1.5 {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	c := interruptCase{"compare (bootstrap)", []string{"compare", "--baseline", side, "--candidate", side}, busy}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		code, took, errOut := runInterrupted(t, c, sig)
+		t.Logf("%s, %v: exit %d after %v", c.name, sig, code, took.Round(time.Millisecond))
+		if want := 128 + int(sig); code != want || took > time.Second {
+			t.Errorf("%s, %v: exit %d after %v; want %d within 1 s; stderr %q", c.name, sig, code, took.Round(time.Millisecond), want, errOut)
+			continue
+		}
+		if errOut != "tracelab: compare: interrupted\n" {
+			t.Errorf("%s, %v: stderr %q; want one line, compare: interrupted", c.name, sig, errOut)
+		}
+	}
+}
