@@ -18,7 +18,7 @@ func init() {
 	register("analyze", "analyze OTLP JSON traces from a file, Jaeger or Tempo", runAnalyze)
 }
 
-const analyzeUsage = `usage: tracelab analyze --file F|- | --jaeger URL --service S [--operation O] | --tempo URL --query TRACEQL [WINDOW] [FETCH] [LIMITS] [--format text|json|sarif] [--sarif-map FILE] [--strict]
+const analyzeUsage = `usage: tracelab analyze --file F|- | --jaeger URL --service S [--operation O] | --tempo URL --query TRACEQL [WINDOW] [FETCH] [LIMITS] [--format text|json|sarif] [--repo DIR] [--sarif-map FILE] [--strict]
 
 Exactly one source: a file (- for stdin); Jaeger's api/v3 find-traces
 (traces with a span of service S, and of operation O if given); or Tempo's
@@ -47,7 +47,8 @@ not of 16, spans that end before they start or at a negative time.
 --strict makes any of them exit 2, after the report.
 
 Exit codes: 2 bad input: no traces (an empty file, spans without a
-traceId, an empty window), broken traces with --strict, a query the
+traceId, an empty window), no request (every trace is start-up or
+background work: nothing analyzed), broken traces with --strict, a query the
 backend rejects (4xx), an answer that is not the backend's JSON or is
 larger than --max-response-bytes;
 3 the backend is not answering (refused, past the deadline, 5xx, 429 or
@@ -60,10 +61,13 @@ default 1048576), --max-trace-spans N (default 100000), --max-spans N (the
 whole input, default 5000000); -1 lifts one. Past a limit: exit 2.
 
 --format sarif writes SARIF 2.1.0 for CI and code-scanning tools: one rule
-per detector id, one result per finding, placed at its service's path in
-the repository (its directory by default; --sarif-map FILE maps services to
-paths, service: path per line) and at its logical location (service,
-request, operation), level error from half the critical path on.`
+per detector id, one result per finding at its logical location (service,
+request, operation), level error from half the critical path on, placed in
+the repository at --repo DIR (default: the current directory): at the
+method that made the spans, found from their OpenTelemetry code attributes
+or their handler's; else at the path --sarif-map FILE gives the service
+(service: path or service: path#function per line; each must exist, or
+exit 2); else at line 1 of the repository's README.`
 
 // analyzeOut is where the report goes; tests replace it.
 var analyzeOut io.Writer = os.Stdout

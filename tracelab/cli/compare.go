@@ -20,7 +20,7 @@ func init() {
 	register("compare", "compare a baseline's traces with a candidate's: findings and latency", runCompare)
 }
 
-const compareUsage = `usage: tracelab compare --baseline SRC --candidate SRC [--format text|json|sarif] [--sarif-map FILE] [--max-p95-regression P%] [--fail-on new|none]
+const compareUsage = `usage: tracelab compare --baseline SRC --candidate SRC [--format text|json|sarif] [--repo DIR] [--sarif-map FILE] [--max-p95-regression P%] [--fail-on new|none] [--strict]
 
 SRC is a trace file (- for stdin, one side at most), or
   jaeger:URL?service=S[&operation=O][&since=15m|&start=T&end=T][&limit=20][&timeout=30s][&max-response-bytes=256MiB]
@@ -35,8 +35,8 @@ and p95 with a 95% bootstrap interval of the ratio, calls and round trips.
 --format json prints the comparison as pkg/compare/compare.schema.json
 describes it; --format sarif writes SARIF 2.1.0 whose results carry their
 baselineState (new, unchanged, absent), plus an error result of rule
-p95-regression for each request type that regressed, each placed at its
-service's path (--sarif-map FILE, as analyze's).
+p95-regression for each request type that regressed, each placed in the
+repository as analyze places it (--repo DIR, --sarif-map FILE).
 
 Fails (exit 1) when something got worse beyond the thresholds:
   --fail-on new              any finding is new (the default); none: never
@@ -47,7 +47,8 @@ Fails (exit 1) when something got worse beyond the thresholds:
                              favourable end of the noise (default 10%)
 
 Broken traces on a side are named on stderr, a line per kind, as analyze
-names them (warning: --baseline: 3 spans end before they start).
+names them (warning: --baseline: 3 spans end before they start);
+--strict makes any of them exit 2, after the comparison.
 
 Refuses to compare (exit 2) a side with no traces, sides of which neither
 has a request (a trace with a SERVER or CONSUMER root: start-up or
