@@ -56,6 +56,8 @@ type AnswerKey struct {
 	Case      string            `json:"case"`
 	Stack     string            `json:"stack"`
 	Pathology string            `json:"pathology"`
+	Service   string            `json:"service,omitempty"`   // as the round names it
+	Operation string            `json:"operation,omitempty"` // part of the operation's name, as the round names it
 	Scenario  string            `json:"scenario,omitempty"`
 	Variant   string            `json:"variant,omitempty"`
 	Fix       []string          `json:"fix,omitempty"`
@@ -162,7 +164,8 @@ func runOffline(o offlineFlags) int {
 	if err := rec.Save(recPath); err != nil {
 		return fail(exitRuntime, "%v", err)
 	}
-	key := AnswerKey{Case: r.Case.Name, Stack: r.Case.Stack, Pathology: r.Case.Pathology, Scenario: r.Case.Scenario,
+	svc, op := r.Where()
+	key := AnswerKey{Case: r.Case.Name, Stack: r.Case.Stack, Pathology: r.Case.Pathology, Service: svc, Operation: op, Scenario: r.Case.Scenario,
 		Variant: r.Case.Variant, Fix: r.Case.Fix, Services: r.Mask.Services, Analyzer: rr.reply}
 	sum := train.Summarize(rec.Rounds)
 	if o.json {

@@ -56,7 +56,6 @@ type Round struct {
 // RoundRun is the run id of a blind explorer's round.
 const RoundRun = "round"
 
-
 // Server answers the page and its API.
 type Server struct {
 	cfg  Config

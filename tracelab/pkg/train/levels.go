@@ -134,6 +134,15 @@ func (r *Offline) labels() []corpus.Label {
 	return out
 }
 
+// Where is the labelled service and operation, as the round names them
+// (the first label's, where a case labels several places).
+func (r *Offline) Where() (service, operation string) {
+	if ls := r.labels(); len(ls) > 0 {
+		return ls[0].Service, ls[0].Operation
+	}
+	return "", ""
+}
+
 // opMatches says whether an operation names a label's: the label's
 // operation, normalized as the corpus compares them, is part of it.
 func opMatches(l corpus.Label, op string) bool {
