@@ -5,7 +5,6 @@ import (
 	"os"
 	"reflect"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
@@ -58,19 +57,15 @@ func newMask(rng *rand.Rand, services []string) Mask {
 // their routes to name the variant (GET /cart/nplus1 against
 // /cart/batched, /hash/sync against /hash/async), and the lab's Kafka
 // producer puts in its client id (ingest-small-batches against
-// ingest-tuned). A round writes them all as one neutral word, so a route
-// says which endpoint it is but not which way it was written.
+// ingest-tuned), or an Express handler its name (express.name). A round
+// writes them all, in span names and attribute values, as one neutral
+// word, so a route says which endpoint it is but not which way it was
+// written.
 var telltales = []string{"nplus1", "batched", "parallel", "joined", "sync", "async", "chatty", "one-query",
 	"same-author", "same-setting", "setting-once", "blocking", "reactive", "small-batches", "tuned"}
 
 // telltaleWord is what a tell-tale word becomes.
 const telltaleWord = "case"
-
-// namedByAuthor are the attributes whose values the application's author
-// chose (routes, paths, URLs, the producer's client id), where tell-tale
-// words are replaced; anything else (thread names, scopes, SQL) is what
-// the instrumentation recorded and stays, as evidence.
-var namedByAuthor = []string{"http.route", "url.path", "url.full", "http.target", "http.url", "messaging.client_id"}
 
 var telltaleRE = regexp.MustCompile(`(^|[^A-Za-z0-9])(` + strings.Join(telltales, "|") + `)($|[^A-Za-z0-9])`)
 
@@ -121,12 +116,9 @@ func (m Mask) Apply(traces []*trace.Trace) []*trace.Trace {
 		for _, sp := range t.Spans {
 			sp.Service = m.Service(sp.Service)
 			sp.Name = m.Name(sp.Name)
+			sp.Scope = m.rename(sp.Scope) // a service's own tracer: dev.tracelab.orders
 			for i, kv := range sp.Attrs {
-				v := m.rename(kv.Value)
-				if slices.Contains(namedByAuthor, kv.Key) {
-					v = replaceTelltales(v)
-				}
-				sp.Attrs[i].Value = v
+				sp.Attrs[i].Value = m.Name(kv.Value)
 			}
 			key := reflect.ValueOf(sp.ResourceAttrs).Pointer()
 			res, ok := resources[key]
