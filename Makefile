@@ -173,8 +173,8 @@ bench-detect: $(TRACELAB) tools-bench ## tracelab's detectors vs perf-sentinel o
 bench-throughput: $(TRACELAB) tools-bench ## tracelab vs perf-sentinel on the same ~90 MiB of traces: whole-process wall, CPU and peak memory, alternating runs, median and range
 	@set -a; source $(BENCH_TOOLS); set +a; cd tracelab && TRACELAB_BIN=$(TRACELAB) go run ./corpus/benchdetect -throughput-only -runs $(or $(RUNS),5)
 
-train: $(RUN_NEEDS) ## a trace-reading round: random scenario and variant, report without the answer, your diagnosis graded (SEED=n replays)
-	$(TRACELAB) train $(if $(SEED),--seed $(SEED))
+train: $(if $(LIVE),$(RUN_NEEDS),$(TRACELAB)) ## a trace-reading round drawn from the labelled recordings, no stack, graded by level (SEED=n replays, LEVEL=1-4; LIVE=1 runs a scenario on the stack instead)
+	$(TRACELAB) train $(if $(LIVE),--live) $(if $(SEED),--seed $(SEED)) $(if $(LEVEL),--level $(LEVEL))
 
 clean: down ## stop the lab and remove its state and build output (the tool cache stays)
 	rm -rf $(STATE)

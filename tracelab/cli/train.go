@@ -19,14 +19,36 @@ func init() {
 	register("train", "a trace-reading round: a random scenario and variant, its report without the answer, your diagnosis graded", runTrain)
 }
 
+// trainUsage is train's usage: offline rounds by default, --live for a
+// round on a run of the stack.
+const trainUsage = `usage: tracelab train [--seed N] [--level 1-4] [--learner NAME] [--addr HOST:PORT]
+       tracelab train --json [--seed N] [--level 1-4] [--learner NAME] [--answer FILE|-]
+       tracelab train --reference [--level 1-4]
+       tracelab train --live [--seed N] [--profile smoke|full] [--keep] | train --grade ROUND.json`
+
 func runTrain(args []string) int {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	seed := fs.Int64("seed", 0, "pick the round from this seed (default: from the clock); the same seed replays the same round")
-	profile := fs.String("profile", "smoke", "load profile of the run")
-	keep := fs.Bool("keep", false, "leave the stack running after grading")
-	regrade := fs.String("grade", "", "grade new answers for a finished round (its round.json) without running again")
-	if code, ok := parseFlags(fs, args, 0, "usage: tracelab train [--seed N] [--profile smoke|full] [--keep] [--grade ROUND.json]", os.Stdout); !ok {
+	live := fs.Bool("live", false, "run a scenario on the stack for the round (minutes) instead of drawing it from the recordings")
+	profile := fs.String("profile", "smoke", "load profile of the run (--live)")
+	keep := fs.Bool("keep", false, "leave the stack running after grading (--live)")
+	regrade := fs.String("grade", "", "grade new answers for a finished live round (its round.json) without running again")
+	o := offlineFlags{}
+	fs.IntVar(&o.level, "level", train.LevelFix, "ask up to this level: 1 detect, 2 localize, 3 explain, 4 fix")
+	fs.StringVar(&o.learner, "learner", "", "whose record the round goes to (default $USER)")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "where the round's explorer listens (default: a free port)")
+	fs.BoolVar(&o.json, "json", false, "hand the round as JSON on stdout and grade a JSON answer (for scripts and agents)")
+	fs.StringVar(&o.answer, "answer", "-", "with --json: the answer's file (- for stdin)")
+	fs.BoolVar(&o.reference, "reference", false, "print random guessing's and the analyzer's scores on every round of the set")
+	if code, ok := parseFlags(fs, args, 0, trainUsage, os.Stdout); !ok {
 		return code
+	}
+	if *seed == 0 {
+		*seed = time.Now().UnixNano()
+	}
+	if !*live && *regrade == "" {
+		o.seed = *seed
+		return runOffline(o)
 	}
 	in := bufio.NewReader(os.Stdin)
 	if *regrade != "" {
@@ -48,9 +70,6 @@ func runTrain(args []string) int {
 		}
 		all = append(all, s)
 	}
-	if *seed == 0 {
-		*seed = time.Now().UnixNano()
-	}
 	r, s, err := train.NewRound(all, *seed)
 	if err != nil {
 		return fail(exitUsage, "%v under %s/scenarios", err, co.Root)
@@ -61,7 +80,7 @@ func runTrain(args []string) int {
 		return fail(exitRuntime, "%v", err)
 	}
 	defer ses.end()
-	fmt.Printf("Training round (seed %d: 'tracelab train --seed %d' replays it).\n", *seed, *seed)
+	fmt.Printf("Training round (seed %d: 'tracelab train --live --seed %d' replays it).\n", *seed, *seed)
 	fmt.Println("A scenario and a variant were picked at random; running them now (progress on stderr).")
 	// Progress lines would name the scenario and the variant.
 	hide := strings.NewReplacer(r.Picked.Scenario, "…", r.Picked.Variant, "run")

@@ -7,8 +7,9 @@
 // findings of another analyzer (perf-sentinel, in corpus/benchdetect) are
 // scored by the same code as tracelab's own.
 //
-// This package is not part of the tracelab binary: it backs the corpus
-// test (`make test`, `make test-corpus`) and `make bench-detect`.
+// It backs the corpus test (`make test`, `make test-corpus`) and `make
+// bench-detect`; in the tracelab binary, training (pkg/train) reads its
+// labels to draw offline rounds.
 package corpus
 
 import (

@@ -14,10 +14,11 @@ import (
 	"tracelab/pkg/train"
 )
 
-// trainRun runs `tracelab train ARGS` with the given answers on stdin.
+// trainRun runs `tracelab train --live ARGS` with the given answers on
+// stdin: the round on a run of the stack (offline rounds are the default).
 func trainRun(t *testing.T, answers string, args ...string) run {
 	t.Helper()
-	return tracelabWithInput(t, answers, nil, append([]string{"train"}, args...)...)
+	return tracelabWithInput(t, answers, nil, append([]string{"train", "--live"}, args...)...)
 }
 
 // TestTrainGradesRightAndWrong plays one full round with scripted answers:

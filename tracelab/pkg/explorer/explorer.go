@@ -20,6 +20,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"tracelab/pkg/trace"
 )
 
 //go:embed web
@@ -36,7 +38,23 @@ type Config struct {
 	JaegerURL, PrometheusURL string
 	// Log receives a line per failed request; nil drops them.
 	Log io.Writer
+	// Round, when set, makes the explorer blind: it serves these traces
+	// only, as the run RoundRun, and nothing computed from an answer.
+	Round *Round
 }
+
+// Round is a training round's traces, already masked by pkg/train. The
+// blind explorer serves them with no findings (none are computed), no
+// folded repeats, no runs, dashboards or metrics, and the page draws no
+// findings column, no "has finding" filter and no compare view: what a
+// learner reads there is the spans as recorded.
+type Round struct {
+	ID     string
+	Traces []*trace.Trace
+}
+
+// RoundRun is the run id of a blind explorer's round.
+const RoundRun = "round"
 
 // Server answers the page and its API.
 type Server struct {
@@ -51,6 +69,13 @@ func New(cfg Config) *Server {
 	web, _ := fs.Sub(webFiles, "web")
 	s.mux.Handle("GET /", http.FileServerFS(web))
 	s.api("GET /api/status", s.status)
+	if cfg.Round != nil {
+		s.runs = newRoundStore(cfg.Round)
+		s.api("GET /api/runs/{run}/traces", s.searchTraces)
+		s.api("GET /api/runs/{run}/traces/{variant}/{trace}", s.getTrace)
+		s.api("GET /api/runs/{run}/traces/{variant}/{trace}/spans/{span}", s.getSpan)
+		return s
+	}
 	s.api("GET /api/runs", s.listRuns)
 	s.api("GET /api/runs/{run}", s.getRun)
 	s.api("GET /api/runs/{run}/traces", s.searchTraces)
@@ -106,6 +131,9 @@ func (s *Server) api(pattern string, h func(r *http.Request) (any, error)) {
 // status says what the explorer reads: the saved runs, and whether the
 // running stack's Jaeger and Prometheus answer.
 func (s *Server) status(r *http.Request) (any, error) {
+	if s.cfg.Round != nil {
+		return map[string]any{"blind": true, "round": s.cfg.Round.ID}, nil
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	return map[string]any{

@@ -32,6 +32,9 @@ type runStore struct {
 	summaries map[string]cachedSummary // by run id
 	loaded    []*loadedRun             // most recently used first
 
+	// round is the blind explorer's one run; nil otherwise.
+	round *loadedRun
+
 	liveMu    sync.Mutex
 	liveCache map[string]liveEntry // by service and lookback
 }
@@ -47,6 +50,16 @@ const keepRuns = 2
 
 func newRunStore(dir, jaegerURL string) *runStore {
 	return &runStore{dir: dir, jaegerURL: jaegerURL, summaries: map[string]cachedSummary{}}
+}
+
+// newRoundStore holds a training round's traces as the one run RoundRun
+// with the one variant RoundRun, and no findings.
+func newRoundStore(r *Round) *runStore {
+	v := &loadedVariant{name: RoundRun, traces: r.Traces, byID: map[string]*trace.Trace{}, client: map[string]result.Request{}, blind: true}
+	for _, t := range r.Traces {
+		v.byID[t.ID] = t
+	}
+	return &runStore{round: &loadedRun{id: RoundRun, variants: []*loadedVariant{v}}}
 }
 
 // RunSummary is a run as the runs page lists it.
@@ -159,6 +172,8 @@ type loadedVariant struct {
 	findings []detect.Finding
 	// client is each request the load engine sent, by its trace id.
 	client map[string]result.Request
+	// blind: a training round's, drawn without folded repeats.
+	blind bool
 }
 
 func (lr *loadedRun) variant(name string) *loadedVariant {
@@ -173,6 +188,12 @@ func (lr *loadedRun) variant(name string) *loadedVariant {
 // load returns a run with its traces, reading them if they are not among
 // the last runs opened.
 func (rs *runStore) load(ctx context.Context, id string) (*loadedRun, error) {
+	if rs.round != nil {
+		if id != rs.round.id {
+			return nil, notFound("a training round's explorer has only the run %q", rs.round.id)
+		}
+		return rs.round, nil
+	}
 	if id == liveRun {
 		return nil, badRequest("the live traces are searched by service: /api/runs/live/traces?variant=<service>")
 	}

@@ -53,7 +53,7 @@ func (s *Server) variants(r *http.Request) ([]*loadedVariant, error) {
 
 func (s *Server) variantsOf(r *http.Request, want string) ([]*loadedVariant, error) {
 	run := r.PathValue("run")
-	if run == liveRun {
+	if run == liveRun && s.runs.round == nil {
 		if want == "" {
 			return nil, badRequest("live traces need a service: variant=<service>")
 		}
@@ -278,6 +278,9 @@ func view(v *loadedVariant, t *trace.Trace) *TraceView {
 		}
 	}
 	for _, sp := range t.Spans {
+		if v.blind {
+			break // folding repeats would point at them
+		}
 		children := t.Children(sp)
 		for i := 0; i < len(children); {
 			j := i + 1

@@ -78,12 +78,21 @@ const routes = [
   [/^#\/dashboard\/([^/?]+)$/, showDashboard],
 ];
 
+// blindRoutes are the views of a training round (status.blind): its
+// traces' search, a trace and its spans, nothing that reads an answer.
+const blindRoutes = new Set([showSearch, showTrace]);
+
 function route() {
+  if (status.blind && !/^#\/(search|trace)\//.test(location.hash)) {
+    location.hash = "#/search/round";
+    return;
+  }
   const [path, query] = location.hash.split("?");
   const params = Object.fromEntries(new URLSearchParams(query || ""));
   for (const [re, view] of routes) {
     const m = path.match(re);
     if (m) {
+      if (status.blind && !blindRoutes.has(view)) break;
       document.body.dataset.view = view.name;
       view(...m.slice(1).map(decodeURIComponent), params).catch(fail);
       return;
@@ -97,6 +106,11 @@ window.addEventListener("hashchange", route);
 let status = {};
 api("/api/status").then((s) => {
   status = s;
+  if (s.blind) {
+    document.querySelector("#top nav").replaceChildren(h("a", { href: "#/search/round" }, "Round"));
+    document.getElementById("stack-status").textContent = `training round ${s.round}: the traces as recorded`;
+    return;
+  }
   const live = [s.jaeger_up ? "Jaeger live" : "Jaeger not running", s.prom_up ? "Prometheus live" : "Prometheus not running"];
   document.getElementById("stack-status").textContent = `runs from ${s.results} · ${live.join(" · ")}`;
 }).catch(() => {}).finally(route);
@@ -171,7 +185,7 @@ async function showSearch(run, params) {
   h("label", {}, "min duration (ms)", h("input", { type: "number", name: "min_ms", value: params.min_ms || "", step: "any" })),
   h("label", {}, "max duration (ms)", h("input", { type: "number", name: "max_ms", value: params.max_ms || "", step: "any" })),
   h("label", {}, "errors only", h("input", { type: "checkbox", name: "error", value: "1", checked: params.error === "1" })),
-  field("finding", "has finding", res.findings),
+  status.blind ? null : field("finding", "has finding", res.findings),
   h("label", {}, "order", h("select", { name: "sort" }, ["duration", "start", "spans"].map((o) => h("option", { value: o, selected: params.sort === o }, o)))),
   h("button", { type: "submit" }, "Search"));
   const sort = params.sort || "duration";
@@ -186,12 +200,12 @@ async function showSearch(run, params) {
       ". Each dot is a trace: the time it started across, its duration up. Click one to open it."),
     scatter(traces, open),
     h("table", { class: "grid", id: "trace-list" },
-      h("tr", {}, ["variant", "started", "root", "duration", "client, outside spans", "spans", "findings"].map((t) => h("th", {}, t))),
+      h("tr", {}, ["variant", "started", "root", "duration", "client, outside spans", "spans", status.blind ? null : "findings"].filter((t) => t).map((t) => h("th", {}, t))),
       shown.map((t) => h("tr", { class: "clickable", "data-trace": t.id, onclick: () => open(t) },
         h("td", {}, t.variant), h("td", {}, new Date(t.start_ms).toLocaleTimeString()), h("td", {}, t.root, t.error ? h("span", { class: "fail" }, " error") : ""),
         h("td", { class: "num" }, ms(t.duration_ms)),
         h("td", { class: "num" }, t.client_ms !== undefined ? `${ms(t.client_ms)}, ${ms(t.outside_ms)}` : "–"),
-        h("td", { class: "num" }, t.spans), h("td", {}, t.findings.map((f) => h("span", { class: "tag finding" }, f)))))));
+        h("td", { class: "num" }, t.spans), status.blind ? null : h("td", {}, t.findings.map((f) => h("span", { class: "tag finding" }, f)))))));
 }
 const liveRun = "live";
 
@@ -382,8 +396,8 @@ async function showTrace(run, variant, id, params) {
       h("a", { href: `#/search/${run}?${qs({ variant: run === "live" ? variant : "" })}` }, "← search"),
       crit,
       h("button", { id: "expand-all", onclick: () => wf.expandAll() }, "Expand all"),
-      h("button", { onclick: () => wf.foldAll() }, "Fold repeats"),
-      run !== "live" ? h("a", { href: `#/compare/${run}?${qs({ a: `${variant}/${tv.id}` })}` }, "Compare with another trace →") : null),
+      status.blind ? null : h("button", { onclick: () => wf.foldAll() }, "Fold repeats"),
+      run !== "live" && !status.blind ? h("a", { href: `#/compare/${run}?${qs({ a: `${variant}/${tv.id}` })}` }, "Compare with another trace →") : null),
     tv.client && tv.client.outside_ms !== undefined ? h("p", { id: "client-line" }, `The load engine waited ${ms(tv.client.latency_ms)} for this request; the root span lasted ${ms(tv.client.server_ms)}, so ${ms(tv.client.outside_ms)} were spent outside any span (connecting, queueing before the server's first span, the answer's way back).`) : null,
     tv.findings.map((f) => h("div", { class: "finding-box finding-line" }, h("b", {}, f.detector), ` on ${f.rows.length} span${f.rows.length > 1 ? "s" : ""}: `, f.summary, " ",
       h("button", { onclick: () => wf.reveal(f.rows[0]) }, "show the first"))),
