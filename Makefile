@@ -16,7 +16,7 @@ export RUNTIME
 
 GO_SOURCES   := $(shell find tracelab -name '*.go' -o -name '*.json' -o -name 'go.mod' -o -name 'go.sum' 2>/dev/null)
 # A service is a folder of services/ with a service.yaml, its description
-# (README.md, "Adding a service"); a shared library there has none.
+# (docs/layout.md, "Adding a service"); a shared library there has none.
 SERVICES     := $(notdir $(patsubst %/service.yaml,%,$(wildcard services/*/service.yaml)))
 SERVICE_JARS := $(foreach s,$(SERVICES),services/$(s)/target/$(s).jar)
 JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -name '*.java' -o -name 'pom.xml' -o -name '*.properties' -o -name '*.yaml' -o -name '*.sql' \) -print 2>/dev/null)
@@ -180,7 +180,7 @@ clean: down ## stop the lab and remove its state and build output (the tool cach
 	rm -rf $(STATE)
 	-$(MVN) clean
 
-# ---- Kubernetes: kind and EKS (README.md, "Kubernetes"; k8s/README.md) ----
+# ---- Kubernetes: kind and EKS (docs/kubernetes.md; k8s/README.md) ----
 # These targets need only what a Kubernetes user has: docker (or podman),
 # kind or the AWS CLI and Terraform, kubectl, and Go for tracelab. None of
 # them runs make tools or Maven on this machine: the images build the
@@ -213,8 +213,8 @@ RENDER      = kubectl kustomize --load-restrictor LoadRestrictionsNone
 NODES ?= kind
 HOST_PLATFORM := linux/$(patsubst x86_64,amd64,$(patsubst aarch64,arm64,$(shell uname -m)))
 NODE_PLATFORM = $(or $(PLATFORM),$(if $(filter eks,$(NODES)),$$($(TF) output -raw node_platform),$(HOST_PLATFORM)))
-# Opt-in remedies for Docker Hub's anonymous pull limit (README.md, "Docker
-# Hub's pull limit"): KIND_REGISTRY_MIRROR=https://mirror.gcr.io (or your own
+# Opt-in remedies for Docker Hub's anonymous pull limit (docs/kubernetes.md,
+# "Docker Hub's pull limit"): KIND_REGISTRY_MIRROR=https://mirror.gcr.io (or your own
 # pull-through registry) for kind's containerd; KIND_PRELOAD=1 to pull the
 # images once with your own docker login and load them into kind.
 KIND_REGISTRY_MIRROR ?=

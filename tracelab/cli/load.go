@@ -18,8 +18,8 @@ func init() {
 
 const loadUsage = `usage: tracelab load run DEFINITION --target URL [--param NAME=VALUE]... [--out FILE|-]
 
-Sends the requests of a load definition (loadtests/*.yaml; README, "Load
-definitions") to URL, each with a fresh sampled W3C traceparent, on the
+Sends the requests of a load definition (loadtests/*.yaml;
+docs/load.md) to URL, each with a fresh sampled W3C traceparent, on the
 open model (RATE, DURATION, SHAPE...) or the closed one (VUS with
 ITERATIONS or DURATION), and prints a summary. Progress goes to stderr
 every 10 s; with --out - it goes to stdout, before the run.
