@@ -14,6 +14,7 @@ import (
 
 func init() {
 	register("load", "send a load definition's requests (loadtests/*.yaml) and keep a record per request", runLoad)
+	withSubcommands("load", loadUsage)
 }
 
 const loadUsage = `usage: tracelab load run DEFINITION --target URL [--param NAME=VALUE]... [--out FILE|-]
@@ -53,12 +54,8 @@ func (p params) Set(s string) error {
 
 func runLoad(args []string) int {
 	short, _, _ := strings.Cut(loadUsage, "\n")
-	if len(args) == 0 || args[0] != "run" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(loadOut, loadUsage)
-			return exitOK
-		}
-		return fail(exitUsage, "load: %s", short)
+	if args[0] != "run" {
+		return fail(exitUsage, "unknown load command %q; %s", args[0], short)
 	}
 	fs := flag.NewFlagSet("load run", flag.ContinueOnError)
 	target := fs.String("target", "", "base URL")

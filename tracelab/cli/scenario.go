@@ -14,7 +14,8 @@ import (
 )
 
 func init() {
-	register("scenario", "run, list or validate scenarios (tracelab scenario help)", runScenario)
+	register("scenario", "run, list or validate scenarios", runScenario)
+	withSubcommands("scenario", scenarioUsage)
 }
 
 const (
@@ -23,10 +24,6 @@ const (
 )
 
 func runScenario(args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" {
-		fmt.Println(scenarioUsage)
-		return exitOK
-	}
 	co, code, err := openCheckout()
 	if err != nil {
 		return fail(code, "%v", err)
@@ -57,7 +54,7 @@ func runScenario(args []string) int {
 	case "run":
 		return runScenarioRun(co, args[1:])
 	}
-	return fail(exitUsage, "unknown scenario command %q; run 'tracelab scenario help'", args[0])
+	return fail(exitUsage, "unknown scenario command %q; run 'tracelab scenario --help'", args[0])
 }
 
 func runScenarioRun(co *lab.Checkout, args []string) int {
