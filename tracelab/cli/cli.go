@@ -151,6 +151,8 @@ func printFlags(out io.Writer, fs *flag.FlagSet) {
 			first = false
 		}
 		value, what := flag.UnquoteUsage(f)
+		// flag names a value by its type unless the usage backquotes a name
+		value = map[string]string{"string": "VALUE", "int": "N", "uint": "N", "int64": "N", "float": "NUMBER", "value": "VALUE"}[value] + map[bool]string{true: value}[value != "string" && value != "int" && value != "uint" && value != "int64" && value != "float" && value != "value"]
 		name := "--" + f.Name
 		if value != "" {
 			name += " " + strings.ToUpper(value)
