@@ -39,8 +39,8 @@ import (
 // Options select what a run does.
 type Options struct {
 	Profile  scenario.NamedProfile // resolved by the caller (Scenario.ProfileNamed)
-	Variants []string // in run order
-	Record   bool     // write the measured numbers into baseline.json
+	Variants []string              // in run order
+	Record   bool                  // write the measured numbers into baseline.json
 }
 
 // Runner runs a scenario's variants on a runtime, one after another.
