@@ -27,8 +27,8 @@ func runLicences(args []string) int {
 	repo := fs.String("maven-repo", filepath.Join(home, ".m2", "repository"), "Maven's local repository, where the POMs are read")
 	verbose := fs.Bool("v", false, "list every package checked and the licences found")
 	short, _, _ := strings.Cut(licencesUsage, "\n")
-	if args[0] != "check" {
-		return fail(exitUsage, "unknown licences command %q; %s", args[0], short)
+	if len(args) == 0 || args[0] != "check" {
+		return fail(exitUsage, "licences: %s", short)
 	}
 	if code, ok := parseFlags(fs, args[1:], 0, licencesUsage, os.Stdout); !ok {
 		return code
