@@ -16,7 +16,7 @@ export RUNTIME
 
 GO_SOURCES   := $(shell find tracelab -name '*.go' -o -name '*.json' -o -name 'go.mod' -o -name 'go.sum' 2>/dev/null)
 # A service is a folder of services/ with a service.yaml, its description
-# (README.md, "Adding a service"); a shared library there has none.
+# (docs/layout.md, "Adding a service"); a shared library there has none.
 SERVICES     := $(notdir $(patsubst %/service.yaml,%,$(wildcard services/*/service.yaml)))
 SERVICE_JARS := $(foreach s,$(SERVICES),services/$(s)/target/$(s).jar)
 JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -name '*.java' -o -name 'pom.xml' -o -name '*.properties' -o -name '*.yaml' -o -name '*.sql' \) -print 2>/dev/null)
@@ -29,17 +29,35 @@ MVN          := infra/local/mvn.sh -B -q -f services/pom.xml
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
 
-help: ## list the targets
+help: ## @learn list the targets, by what you want to do
 	@echo "Trace Pathology Lab — make <target>"
-	@grep -hE '^[a-zA-Z0-9%_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
+	@echo; echo "Learn: reproduce a pathology, see its traces, then its fix (start with scenario-nplus1):"
+	@for d in $(sort $(wildcard scenarios/*/scenario.yaml)); do \
+	  n=$$(basename $$(dirname $$d)); printf "  %-24s %s\n" "scenario-$$n" "$$(sed -n 's/^title: //p' $$d)"; done
+	@echo "    (PROFILE=smoke|full VARIANT=both|baseline|fixed|all|<name> KEEP=1 RECORD=1 RUNTIME=local|kind|eks)"
+	@$(call help_targets,learn)
 	@echo
-	@echo "  scenarios: $(notdir $(wildcard scenarios/*))   (PROFILE=smoke|full VARIANT=both|baseline|fixed|all KEEP=1 RECORD=1)"
+	@echo "Validate a fix against the recorded baseline:"
+	@echo "  make scenario-<name> VARIANT=fixed   the fix alone, its ratios against scenarios/<name>/baseline.json"
+	@echo "  make scenario-<name> RECORD=1        record a new baseline.json from this run"
+	@echo
+	@echo "Analyze your own traces (no stack needed; docs/own-traces.md):"
+	@echo "  .state/bin/tracelab analyze --file traces.json | --jaeger URL --service S | --tempo URL --query Q"
+	@echo "  .state/bin/tracelab compare --baseline SRC --candidate SRC   exits 1 on a new finding or a slower p95"
+	@$(call help_group,k8s,Kubernetes: kind and EKS (docs/kubernetes.md))
+	@$(call help_group,develop,Develop and test)
+	@$(call help_group,bench,Benchmarks (docs/benchmarks.md))
+
+# help_targets prints the targets whose "## @<group> " comment names the
+# group; help_group heads them with a title.
+help_group = echo; echo "$(2):"; $(call help_targets,$(1))
+help_targets = grep -hE '^[a-zA-Z0-9_-]+:.*\#\# @$(1) ' $(MAKEFILE_LIST) | sed -E 's/:.*\#\# @$(1) /\t/' | awk -F'\t' '{printf "  %-24s %s\n", $$1, $$2}'
 
 # Always runs: with everything cached it only checks, in about a second.
-tools: ## build or fetch the pinned tools a scenario run needs into ~/.cache/tracelab (once per version; no root)
+tools: ## @develop build or fetch the pinned tools a scenario run needs into ~/.cache/tracelab (once per version; no root)
 	@infra/local/tools.sh
 
-tools-test: ## the tools only make test needs: the dashboard linter, a headless Chromium, gcc for go test -race
+tools-test: ## @develop the tools only make test needs: the dashboard linter, a headless Chromium, gcc for go test -race
 	@infra/local/tools.sh test
 
 $(TRACELAB): $(GO_SOURCES)
@@ -51,24 +69,24 @@ $(SERVICE_JARS) &: $(JAVA_SOURCES)
 	$(MVN) package -DskipTests
 	@touch $(SERVICE_JARS)
 
-build: $(TRACELAB) $(SERVICE_JARS) ## build tracelab and the services
+build: $(TRACELAB) $(SERVICE_JARS) ## @develop build tracelab and the services
 
-generate: $(TRACELAB) ## write the services' local processes, Kubernetes manifests, ports and settings declarations from their descriptions
+generate: $(TRACELAB) ## @develop write the services' local processes, Kubernetes manifests, ports and settings declarations from their descriptions
 	$(TRACELAB) generate
 
-up: tools build ## start the telemetry stack and every service
+up: tools build ## @learn start the telemetry stack and every service
 	$(TRACELAB) up
 
-down: $(TRACELAB) ## stop everything the lab started
+down: $(TRACELAB) ## @learn stop everything the lab started
 	@$(TRACELAB) down
 
-status: $(TRACELAB) ## show the lab's processes and endpoints
+status: $(TRACELAB) ## @learn show the lab's processes and endpoints
 	@$(TRACELAB) status
 
-logs: $(TRACELAB) ## follow the logs of every process (Ctrl-C to stop)
+logs: $(TRACELAB) ## @learn follow the logs of every process (Ctrl-C to stop)
 	@$(TRACELAB) logs
 
-ui: $(TRACELAB) ## the trace explorer at http://127.0.0.1:16600 (EXPLORER_PORT): every run's traces (search, waterfall, compare) and the dashboards; the stack may be down (Ctrl-C stops it)
+ui: $(TRACELAB) ## @learn the trace explorer at http://127.0.0.1:16600 (EXPLORER_PORT): every run's traces (search, waterfall, compare) and the dashboards; the stack may be down (Ctrl-C stops it)
 	@$(TRACELAB) ui
 
 # What a run needs first. Locally: the pinned tools and the services, which
@@ -77,15 +95,15 @@ ui: $(TRACELAB) ## the trace explorer at http://127.0.0.1:16600 (EXPLORER_PORT):
 # runs in the cluster (tracelab/pkg/loadjob): tracelab alone.
 RUN_NEEDS := $(if $(filter kind eks,$(RUNTIME)),$(TRACELAB),tools build)
 
-scenario-%: ## reproduce a pathology, analyze its traces, run the fix and judge it (RUNTIME=local|kind|eks)
+scenario-%: ## @learn reproduce a pathology, analyze its traces, run the fix and judge it (RUNTIME=local|kind|eks)
 	@$(MAKE) --no-print-directory -j2 $(RUN_NEEDS)
 	$(TRACELAB) scenario run $* $(if $(PROFILE),--profile $(PROFILE)) --variant $(VARIANT) $(if $(KEEP),--keep) $(if $(RECORD),--record)
 
-test: tools tools-test build test-static test-dashboards test-go test-java test-k8s test-e2e ## every test: static checks, dashboards, unit tests, Kubernetes checks on a throwaway control plane, end-to-end smoke runs
+test: tools tools-test build test-static test-dashboards test-go test-java test-k8s test-e2e ## @develop every test: static checks, dashboards, unit tests, Kubernetes checks on a throwaway control plane, end-to-end smoke runs
 
 # The licence gate reads the services' Maven graph with the JDK they build
 # with (POM profiles may depend on it), and fetches what the caches lack.
-test-static: tools $(TRACELAB)
+test-static: tools $(TRACELAB) ## @develop part of make test: generated files, scenario files, licences, tools.sh's job statuses
 	@echo "==> static checks: generated files, scenario files with their load definitions, licences, tools.sh's job statuses"
 	$(TRACELAB) generate --check
 	$(TRACELAB) scenario validate
@@ -97,7 +115,7 @@ TRACEQLCHECK := dashboards/traceqlcheck
 # Grafana and Tempo cannot run here: the dashboards are linted, their TraceQL
 # is parsed by Grafana's TraceQL grammar (Tempo's parser is AGPL), and the e2e
 # smoke runs prove their queries against real data (dashboards/README.md).
-test-dashboards: tools-test $(TRACELAB) $(TRACEQLCHECK)/node_modules/.package-lock.json
+test-dashboards: tools-test $(TRACELAB) $(TRACEQLCHECK)/node_modules/.package-lock.json ## @develop part of make test: lint the dashboards, parse their TraceQL
 	@echo "==> dashboards: structure, dashboard-linter, TraceQL (Grafana's TraceQL grammar)"
 	$(TRACELAB) dashboards check
 	@source $(TEST_TOOLS); dashboards/lint.sh "$$DASHBOARD_LINTER_BIN"
@@ -119,7 +137,7 @@ $(TRACEQLCHECK)/node_modules/.package-lock.json: $(TRACEQLCHECK)/package-lock.js
 # run once, under the race detector, which needs cgo and so a C compiler
 # (make tools-test installs gcc).
 FUZZTIME ?= 200000x
-test-go:
+test-go: ## @develop part of make test: go vet, the Go tests under the race detector, fuzzing the OTLP parser (FUZZTIME)
 	@echo "==> Go tests, with the race detector"
 	@$(call need,gcc,go test -race needs a C compiler: run make tools-test or apt-get install -y gcc libc6-dev)
 	cd tracelab && go vet ./... && go test -race ./...
@@ -127,60 +145,60 @@ test-go:
 	cd tracelab && go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/otlp
 
 # Also part of test-go (go test ./...); this runs only the corpus, verbosely.
-test-corpus: ## judge tracelab's detectors on the labelled corpus (tracelab/testdata/corpus): a missed label or an unlabelled finding fails
+test-corpus: ## @develop judge tracelab's detectors on the labelled corpus (tracelab/testdata/corpus): a missed label or an unlabelled finding fails
 	@echo "==> detector corpus: tracelab/testdata/corpus"
 	cd tracelab && go test -count=1 -v ./corpus
 
 # orders' tests start a real PostgreSQL: the one make tools fetched.
-test-java: tools
+test-java: tools ## @develop part of make test: the services' Maven tests
 	@echo "==> Java tests"
 	$(MVN) verify
 
-test-e2e: tools tools-test build
+test-e2e: tools tools-test build ## @develop part of make test: every scenario's smoke profile end to end on the local runtime
 	@echo "==> end-to-end: the smoke profile of every scenario on the local runtime"
 	cd tracelab && TRACELAB_BIN=$(TRACELAB) e2e/run.sh $(STATE)/logs/test-e2e.log -tags e2e -count=1 -timeout 40m ./e2e
 
-bench: tools build bench-throughput bench-explorer bench-noisy bench-first-run ## benchmarks: tracelab vs perf-sentinel (wall, CPU, memory), analyzer spans/s, the trace explorer in Chromium, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), smoke verdicts beside a CPU hog, a newcomer's first run
+bench: tools build bench-throughput bench-explorer bench-noisy bench-first-run ## @bench benchmarks: tracelab vs perf-sentinel (wall, CPU, memory), analyzer spans/s, the trace explorer in Chromium, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), smoke verdicts beside a CPU hog, a newcomer's first run
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x -benchmem
 	$(TRACELAB) bench-load
 	$(TRACELAB) bench-stack
 	$(MVN) -pl gateway -am -Pjmh verify -DskipTests
 
 # The gateway alone, on a free port outside the lab's: no stack, no make up.
-profile-antpath: $(TRACELAB) services/gateway/target/gateway.jar ## JFR profile of the gateway alone, per matcher: share of CPU samples in path matching (antpath)
+profile-antpath: $(TRACELAB) services/gateway/target/gateway.jar ## @bench JFR profile of the gateway alone, per matcher: share of CPU samples in path matching (antpath)
 	@TRACELAB_BIN=$(TRACELAB) services/gateway/profile-matching.sh
 
-bench-noisy: tools build ## every scenario's smoke profile beside a CPU hog on every CPU (stress-ng), RUNS times (3): verdicts and pass rates (TEST=<e2e test name> runs that test instead)
+bench-noisy: tools build ## @bench every scenario's smoke profile beside a CPU hog on every CPU (stress-ng), RUNS times (3): verdicts and pass rates (TEST=<e2e test name> runs that test instead)
 	@TRACELAB_BIN=$(TRACELAB) infra/local/bench-noisy.sh
 
 # Each measurement opens a fresh headless Chromium: nothing cached.
-bench-explorer: tools-test ## the trace explorer in headless Chromium: time to first paint and to an interactive waterfall, 3,203 and 50,000 spans (RUNS, 5)
+bench-explorer: tools-test ## @bench the trace explorer in headless Chromium: time to first paint and to an interactive waterfall, 3,203 and 50,000 spans (RUNS, 5)
 	@set -a; source $(TEST_TOOLS); set +a; cd tracelab && go run ./internal/explorerbench -runs $(or $(RUNS),5)
 
-bench-first-run: ## the first make scenario-nplus1 from a fresh clone: cold (every cache empty) and warm (about 25 minutes)
+bench-first-run: ## @bench the first make scenario-nplus1 from a fresh clone: cold (every cache empty) and warm (about 25 minutes)
 	@infra/local/bench-first-run.sh
 
 # ---- Detector benchmark: tracelab against perf-sentinel on the labelled corpus ----
 BENCH_TOOLS := $(STATE)/tools-bench.env
 
-tools-bench: ## build the peer analyzer of bench-detect: perf-sentinel (cargo, once per version)
+tools-bench: ## @bench build the peer analyzer of bench-detect: perf-sentinel (cargo, once per version)
 	@infra/local/tools.sh bench
 
-bench-detect: $(TRACELAB) tools-bench ## tracelab's detectors vs perf-sentinel on tracelab/testdata/corpus: precision, recall, spans/s
+bench-detect: $(TRACELAB) tools-bench ## @bench tracelab's detectors vs perf-sentinel on tracelab/testdata/corpus: precision, recall, spans/s
 	@set -a; source $(BENCH_TOOLS); set +a; cd tracelab && TRACELAB_BIN=$(TRACELAB) go run ./corpus/benchdetect
 
 # RUNS=n sets the number of alternating pairs (5 by default).
-bench-throughput: $(TRACELAB) tools-bench ## tracelab vs perf-sentinel on the same ~90 MiB of traces: whole-process wall, CPU and peak memory, alternating runs, median and range
+bench-throughput: $(TRACELAB) tools-bench ## @bench tracelab vs perf-sentinel on the same ~90 MiB of traces: whole-process wall, CPU and peak memory, alternating runs, median and range
 	@set -a; source $(BENCH_TOOLS); set +a; cd tracelab && TRACELAB_BIN=$(TRACELAB) go run ./corpus/benchdetect -throughput-only -runs $(or $(RUNS),5)
 
-train: $(if $(LIVE),$(RUN_NEEDS),$(TRACELAB)) ## a trace-reading round drawn from the labelled recordings, no stack, graded by level (SEED=n replays, LEVEL=1-4; LIVE=1 runs a scenario on the stack instead)
+train: $(if $(LIVE),$(RUN_NEEDS),$(TRACELAB)) ## @learn a trace-reading round drawn from the labelled recordings, no stack, graded by level (SEED=n replays, LEVEL=1-4; LIVE=1 runs a scenario on the stack instead)
 	$(TRACELAB) train $(if $(LIVE),--live) $(if $(SEED),--seed $(SEED)) $(if $(LEVEL),--level $(LEVEL))
 
-clean: down ## stop the lab and remove its state and build output (the tool cache stays)
+clean: down ## @learn stop the lab and remove its state and build output (the tool cache stays)
 	rm -rf $(STATE)
 	-$(MVN) clean
 
-# ---- Kubernetes: kind and EKS (README.md, "Kubernetes"; k8s/README.md) ----
+# ---- Kubernetes: kind and EKS (docs/kubernetes.md; k8s/README.md) ----
 # These targets need only what a Kubernetes user has: docker (or podman),
 # kind or the AWS CLI and Terraform, kubectl, and Go for tracelab. None of
 # them runs make tools or Maven on this machine: the images build the
@@ -213,8 +231,8 @@ RENDER      = kubectl kustomize --load-restrictor LoadRestrictionsNone
 NODES ?= kind
 HOST_PLATFORM := linux/$(patsubst x86_64,amd64,$(patsubst aarch64,arm64,$(shell uname -m)))
 NODE_PLATFORM = $(or $(PLATFORM),$(if $(filter eks,$(NODES)),$$($(TF) output -raw node_platform),$(HOST_PLATFORM)))
-# Opt-in remedies for Docker Hub's anonymous pull limit (README.md, "Docker
-# Hub's pull limit"): KIND_REGISTRY_MIRROR=https://mirror.gcr.io (or your own
+# Opt-in remedies for Docker Hub's anonymous pull limit (docs/kubernetes.md,
+# "Docker Hub's pull limit"): KIND_REGISTRY_MIRROR=https://mirror.gcr.io (or your own
 # pull-through registry) for kind's containerd; KIND_PRELOAD=1 to pull the
 # images once with your own docker login and load them into kind.
 KIND_REGISTRY_MIRROR ?=
@@ -227,10 +245,10 @@ need        = command -v $(1) >/dev/null || { echo "$@: $(1) is not installed; $
 INSTALL_KIND    := see https://kind.sigs.k8s.io/docs/user/quick-start/\#installation (kind >= 0.33.0)
 INSTALL_KUBECTL := see https://kubernetes.io/docs/tasks/tools/ (kubectl >= 1.34)
 
-tools-k8s: ## build or fetch the Kubernetes check tools: kustomize, a control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok), hclfmt, tflint, promtool
+tools-k8s: ## @k8s build or fetch the Kubernetes check tools: kustomize, a control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok), hclfmt, tflint, promtool
 	@infra/local/tools.sh k8s
 
-test-k8s: tools-k8s test-k8s-configs ## checks of k8s/ on a throwaway control plane (kwok's fake nodes), and of infra/terraform: no container engine, no cloud
+test-k8s: tools-k8s test-k8s-configs ## @k8s checks of k8s/ on a throwaway control plane (kwok's fake nodes), and of infra/terraform: no container engine, no cloud
 	@source $(K8S_TOOLS); echo "==> k8s overlays on Kubernetes $$KUBERNETES_VERSION (etcd, API server, controllers, kwok nodes on 127.0.0.1): server-side apply, Pod Security, rollouts, the kind runtime's variant switch; policy and cross-checks"
 	cd tracelab && TRACELAB_K8S_CHECKS=1 go test -count=1 -timeout 10m ./internal/manifests ./pkg/runtime
 	@echo "==> infra/terraform: fmt -check (hclfmt: terraform fmt's formatter) and tflint"
@@ -242,7 +260,7 @@ test-k8s: tools-k8s test-k8s-configs ## checks of k8s/ on a throwaway control pl
 # programs that read them (k8s/README.md, "The checks"); Tempo's, whose code
 # is AGPL, by the lab's strict decode against Tempo's keys.
 .PHONY: test-k8s-configs
-test-k8s-configs: tools tools-k8s
+test-k8s-configs: tools tools-k8s ## @k8s part of test-k8s: the telemetry configs as the pods get them, checked by their own programs
 	@echo "==> k8s telemetry configs: otelcol validate, jaeger validate, promtool check config, Tempo's keys (the lab's check)"
 	cd tracelab && TRACELAB_K8S_CONFIG_CHECKS=1 go test -count=1 -run 'Configs' ./internal/manifests
 
@@ -258,13 +276,13 @@ RUNTIME_IMAGE ?=
 JAVA_BUILD_IMAGE ?=
 JAVA_RUNTIME_IMAGE ?=
 DOCKER_BUILD_FLAGS ?=
-images: $(TRACELAB) ## build the images tracelab/<service>:IMAGE_TAG and tracelab/tracelab:IMAGE_TAG (the load) for the nodes' platform (NODES=kind|eks, PLATFORM, GO_IMAGE, RUNTIME_IMAGE, JAVA_BUILD_IMAGE, JAVA_RUNTIME_IMAGE, DOCKER_BUILD_FLAGS; needs docker)
+images: $(TRACELAB) ## @k8s build the images tracelab/<service>:IMAGE_TAG and tracelab/tracelab:IMAGE_TAG (the load) for the nodes' platform (NODES=kind|eks, PLATFORM, GO_IMAGE, RUNTIME_IMAGE, JAVA_BUILD_IMAGE, JAVA_RUNTIME_IMAGE, DOCKER_BUILD_FLAGS; needs docker)
 	@$(call need,$(DOCKER),install Docker or set DOCKER=podman)
 	@$(DOCKER) info >/dev/null 2>&1 || { echo "images: cannot reach the $(DOCKER) daemon; start it" >&2; exit 3; }
 	@platform=$(NODE_PLATFORM); NODES=$(NODES) GO_IMAGE="$(GO_IMAGE)" RUNTIME_IMAGE="$(RUNTIME_IMAGE)" JAVA_BUILD_IMAGE="$(JAVA_BUILD_IMAGE)" \
 	  JAVA_RUNTIME_IMAGE="$(JAVA_RUNTIME_IMAGE)" DOCKER_BUILD_FLAGS="$(DOCKER_BUILD_FLAGS)" k8s/images.sh build "$$platform"
 
-kind-load: $(TRACELAB) ## load the lab's own images (services, tracelab) into the kind cluster, each under a tag of its own build (id-<image ID>)
+kind-load: $(TRACELAB) ## @k8s load the lab's own images (services, tracelab) into the kind cluster, each under a tag of its own build (id-<image ID>)
 	@$(call need,kind,$(INSTALL_KIND))
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@$(RENDER) $(KIND_OVERLAY) | k8s/images.sh kind-load $(KIND_CLUSTER)
@@ -275,7 +293,7 @@ kind-load: $(TRACELAB) ## load the lab's own images (services, tracelab) into th
 # docker (logged in or not, and cached for the next cluster), and loads them
 # all as one archive. --platform: with Docker's containerd image store, a
 # multi-platform archive makes kind's import fail (kind issue 3795).
-kind-preload: $(TRACELAB) ## pull the kind overlay's third-party images once with your own docker (and login), load them into kind
+kind-preload: $(TRACELAB) ## @k8s pull the kind overlay's third-party images once with your own docker (and login), load them into kind
 	@$(call need,kind,$(INSTALL_KIND))
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@$(call need,$(DOCKER),kind runs its node in a container: install Docker)
@@ -290,7 +308,7 @@ kind-mirror:
 # exactly the services whose image changed (k8s/images.sh); ConfigMaps and
 # Secrets carry a hash of their content in their names, so a changed one
 # rolls out its workloads too. Nothing else needs restarting.
-kind-up: $(TRACELAB) ## create the kind cluster, build and load the images, deploy the lab, wait until ready (KIND_REGISTRY_MIRROR, KIND_PRELOAD=1)
+kind-up: $(TRACELAB) ## @k8s create the kind cluster, build and load the images, deploy the lab, wait until ready (KIND_REGISTRY_MIRROR, KIND_PRELOAD=1)
 	@$(call need,kind,$(INSTALL_KIND))
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@$(call need,$(DOCKER),kind runs its node in a container: install Docker)
@@ -304,10 +322,10 @@ kind-up: $(TRACELAB) ## create the kind cluster, build and load the images, depl
 # CI's kind stage (.ci/run runs it after make test): everything built here,
 # no registry. As root where no container engine answers: it then runs a
 # dockerd of its own, and stops it at the end.
-test-kind: $(TRACELAB) ## the lab on a real kind cluster built here from the registries: kind-up, two scenarios with RUNTIME=kind, kind-down (infra/kind-test/README.md)
+test-kind: $(TRACELAB) ## @k8s the lab on a real kind cluster built here from the registries: kind-up, two scenarios with RUNTIME=kind, kind-down (infra/kind-test/README.md)
 	@infra/kind-test/run.sh
 
-kind-down: ## delete the kind cluster and everything in it
+kind-down: ## @k8s delete the kind cluster and everything in it
 	@$(call need,kind,$(INSTALL_KIND))
 	kind delete cluster --name $(KIND_CLUSTER)
 
@@ -317,7 +335,7 @@ k8s-wait:
 	kubectl --context $(CONTEXT) -n tracelab wait --for=condition=Available deployment --all --timeout=10m
 	kubectl --context $(CONTEXT) -n tracelab wait --for=jsonpath='{.status.readyReplicas}'=1 statefulset --all --timeout=10m
 
-eks-up: ## create EKS and ECR with Terraform (ADMIN_CIDR=<your IP>/32, DOCKERHUB_SECRET_ARN), build and push the images, deploy the lab
+eks-up: ## @k8s create EKS and ECR with Terraform (ADMIN_CIDR=<your IP>/32, DOCKERHUB_SECRET_ARN), build and push the images, deploy the lab
 	@$(call need,$(TERRAFORM),install Terraform >= 1.5.7 or set TERRAFORM=tofu)
 	@$(call need,aws,install the AWS CLI v2 and configure credentials)
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
@@ -327,7 +345,7 @@ eks-up: ## create EKS and ECR with Terraform (ADMIN_CIDR=<your IP>/32, DOCKERHUB
 	aws eks update-kubeconfig --region $$($(TF) output -raw region) --name $$($(TF) output -raw cluster_name) --alias $(EKS_CONTEXT)
 	$(MAKE) --no-print-directory images eks-push eks-deploy NODES=eks
 
-eks-push: ## push the lab's own images (services, tracelab) to its ECR repositories
+eks-push: ## @k8s push the lab's own images (services, tracelab) to its ECR repositories
 	@$(call need,aws,install the AWS CLI v2 and configure credentials)
 	@registry=$$($(TF) output -raw ecr_registry); region=$$($(TF) output -raw region); \
 	k8s/images.sh ecr-push "$$registry" "$$region" $(SERVICES) tracelab
@@ -336,7 +354,7 @@ eks-push: ## push the lab's own images (services, tracelab) to its ECR repositor
 # change rolls out and an unchanged image does not (k8s/images.sh). With
 # the pull-through cache on (infra/terraform, dockerhub_secret_arn), the
 # Docker Hub images come through ECR too.
-eks-deploy: $(TRACELAB) ## apply the eks overlay, each service at its ECR digest, and wait until ready
+eks-deploy: $(TRACELAB) ## @k8s apply the eks overlay, each service at its ECR digest, and wait until ready
 	@$(call need,aws,install the AWS CLI v2 and configure credentials)
 	@$(call need,kubectl,$(INSTALL_KUBECTL))
 	@k8s/gen-secrets.sh
@@ -348,7 +366,7 @@ eks-deploy: $(TRACELAB) ## apply the eks overlay, each service at its ECR digest
 
 # The pull-through cache's repositories are created by the first pulls, not
 # by Terraform, so destroy would leave them (and their storage bill) behind.
-eks-down: ## delete the lab (its volumes first) and the pull-through cache's repositories, then destroy EKS, ECR and the VPC
+eks-down: ## @k8s delete the lab (its volumes first) and the pull-through cache's repositories, then destroy EKS, ECR and the VPC
 	@$(call need,$(TERRAFORM),install Terraform >= 1.5.7 or set TERRAFORM=tofu)
 	@$(call need,aws,install the AWS CLI v2 and configure credentials)
 	-kubectl --context $(EKS_CONTEXT) delete namespace tracelab --wait --timeout=10m

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("bench-stack", "benchmark the local stack: cold and warm 'up', variant switch, peak memory under load", runBenchStack)
+	registerInternal("bench-stack", "benchmark the local stack: cold and warm 'up', variant switch, peak memory under load", runBenchStack)
 }
 
 // runBenchStack prints and saves what stackbench.Run measures.

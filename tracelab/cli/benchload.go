@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	register("bench-load", "benchmark the load engine: its CPU per request and late sends at antpath's and kafka-batching's rates", runBenchLoad)
+	registerInternal("bench-load", "benchmark the load engine: its CPU per request and late sends at antpath's and kafka-batching's rates", runBenchLoad)
 }
 
 func runBenchLoad(args []string) int {

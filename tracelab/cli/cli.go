@@ -31,31 +31,79 @@ const (
 type command struct {
 	summary string
 	run     func(args []string) int
+	// internal: one of the lab's own tools (its build, tests, benchmarks),
+	// listed apart from what a user runs.
+	internal bool
+	// usage, for a command with subcommands: Main prints it for a --help
+	// anywhere in the arguments, so no subcommand has to answer it itself.
+	usage string
 }
 
 var commands = map[string]command{}
 
+// register adds a command a user runs.
 func register(name, summary string, run func([]string) int) {
-	commands[name] = command{summary, run}
+	commands[name] = command{summary: summary, run: run}
+}
+
+// registerInternal adds one of the lab's own tools.
+func registerInternal(name, summary string, run func([]string) int) {
+	commands[name] = command{summary: summary, run: run, internal: true}
+}
+
+// withSubcommands gives a registered command with subcommands its usage.
+func withSubcommands(name, usage string) {
+	c := commands[name]
+	c.usage = usage
+	commands[name] = c
 }
 
 // Main dispatches to a command.
 func Main(args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage()
+	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
+		usage(os.Stdout)
 		return exitOK
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		return fail(exitUsage, "unknown command %q; run 'tracelab help'", args[0])
+		return fail(exitUsage, "unknown command %q; run 'tracelab --help'", args[0])
+	}
+	if cmd.usage != "" && (len(args) == 1 || args[1] == "help" || helpAsked(args[1:])) {
+		fmt.Println(cmd.usage)
+		return exitOK
 	}
 	return cmd.run(args[1:])
 }
 
-func usage() {
-	fmt.Println("usage: tracelab <command> [flags]\n\ncommands:")
-	for _, n := range slices.Sorted(maps.Keys(commands)) {
-		fmt.Printf("  %-16s %s\n", n, commands[n].summary)
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
+
+// helpAsked: a -h or --help among the arguments, before any "--".
+func helpAsked(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if isHelp(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// usage is tracelab --help: what a user runs, then the lab's own tools.
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: tracelab <command> [arguments]; tracelab <command> --help says more")
+	for _, internal := range []bool{false, true} {
+		if internal {
+			fmt.Fprintln(w, "\nthe lab's own tools (its build, tests and benchmarks; make runs them):")
+		} else {
+			fmt.Fprintln(w, "\ncommands:")
+		}
+		for _, n := range slices.Sorted(maps.Keys(commands)) {
+			if commands[n].internal == internal {
+				fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+			}
+		}
 	}
 }
 
@@ -80,8 +128,7 @@ func parseFlags(fs *flag.FlagSet, args []string, maxArgs int, usage string, out 
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(out, usage)
 		if !severalLines {
-			fs.SetOutput(out)
-			fs.PrintDefaults()
+			printFlags(out, fs)
 		}
 		return exitOK, false
 	}
@@ -92,6 +139,29 @@ func parseFlags(fs *flag.FlagSet, args []string, maxArgs int, usage string, out 
 		return fail(exitUsage, "%s: %v; %s", fs.Name(), err, short), false
 	}
 	return exitOK, true
+}
+
+// printFlags lists a command's flags under its one-line usage, in the
+// form the several-line usages are written in: "  --name VALUE  what".
+func printFlags(out io.Writer, fs *flag.FlagSet) {
+	first := true
+	fs.VisitAll(func(f *flag.Flag) {
+		if first {
+			fmt.Fprintln(out)
+			first = false
+		}
+		value, what := flag.UnquoteUsage(f)
+		// flag names a value by its type unless the usage backquotes a name
+		value = map[string]string{"string": "VALUE", "int": "N", "uint": "N", "int64": "N", "float": "NUMBER", "value": "VALUE"}[value] + map[bool]string{true: value}[value != "string" && value != "int" && value != "uint" && value != "int64" && value != "float" && value != "value"]
+		name := "--" + f.Name
+		if value != "" {
+			name += " " + strings.ToUpper(value)
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			what += " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintf(out, "  %-22s %s\n", name, what)
+	})
 }
 
 // batchGCPercent is the GC target of analyze, unless GOGC says otherwise.

@@ -19,7 +19,7 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"--n", "3", "a"}, -1, exitOK, true, ""},
 		{[]string{"--n", "3", "a"}, 0, exitUsage, false, ""},
 		{[]string{"--m", "3"}, 1, exitUsage, false, ""},
-		{[]string{"-h"}, 0, exitOK, false, usage + "\n  -n int\n"},
+		{[]string{"-h"}, 0, exitOK, false, usage + "\n\n  --n N                  a number\n"},
 	}
 	for _, c := range cases {
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)

@@ -9,7 +9,8 @@ import (
 )
 
 func init() {
-	register("dashboards", "check the Grafana dashboards, or list their queries (tracelab dashboards help)", runDashboards)
+	registerInternal("dashboards", "check the Grafana dashboards, or list their queries", runDashboards)
+	withSubcommands("dashboards", dashboardsUsage)
 }
 
 const dashboardsUsage = `usage:
@@ -17,10 +18,6 @@ const dashboardsUsage = `usage:
   tracelab dashboards queries [--lang promql|traceql]   every query: WHERE<TAB>QUERY, guides' TraceQL included`
 
 func runDashboards(args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" {
-		fmt.Println(dashboardsUsage)
-		return exitOK
-	}
 	root, err := lab.Find()
 	if err != nil {
 		return fail(exitUsage, "%v", err)
@@ -59,5 +56,5 @@ func runDashboards(args []string) int {
 		}
 		return exitOK
 	}
-	return fail(exitUsage, "unknown dashboards command %q; run 'tracelab dashboards help'", args[0])
+	return fail(exitUsage, "unknown dashboards command %q; run 'tracelab dashboards --help'", args[0])
 }

@@ -10,8 +10,8 @@ import (
 )
 
 func init() {
-	register("generate", "write the services' local processes, Kubernetes manifests, ports and settings declarations from services/*/service.yaml and infra/components.yaml (--check: only compare)", runGenerate)
-	register("services", "list the services: NAME FRAMEWORK PORT, one a line, from services/*/service.yaml", runServices)
+	registerInternal("generate", "write the services' local processes, Kubernetes manifests, ports and settings declarations from services/*/service.yaml and infra/components.yaml (--check: only compare)", runGenerate)
+	registerInternal("services", "list the services: NAME FRAMEWORK PORT, one a line, from services/*/service.yaml", runServices)
 }
 
 func runGenerate(args []string) int {

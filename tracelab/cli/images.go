@@ -9,7 +9,8 @@ import (
 )
 
 func init() {
-	register("images", "list or replace the image references of rendered manifests on stdin (k8s/images.sh)", runImages)
+	registerInternal("images", "list or replace the image references of rendered manifests on stdin (k8s/images.sh)", runImages)
+	withSubcommands("images", imagesUsage)
 }
 
 const imagesUsage = `usage:
@@ -17,10 +18,6 @@ const imagesUsage = `usage:
   tracelab images set FROM=TO... < manifests     the manifests with each image FROM replaced by TO`
 
 func runImages(args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Println(imagesUsage)
-		return exitOK
-	}
 	switch args[0] {
 	case "list":
 		if len(args) > 1 {
@@ -48,5 +45,5 @@ func runImages(args []string) int {
 		}
 		return exitOK
 	}
-	return fail(exitUsage, "unknown images command %q; run 'tracelab images help'", args[0])
+	return fail(exitUsage, "unknown images command %q; run 'tracelab images --help'", args[0])
 }

@@ -5,25 +5,32 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"tracelab/pkg/lab"
 	"tracelab/pkg/licences"
 )
 
 func init() {
-	register("licences", "check every Go module, Maven artifact and npm package the lab builds against infra/local/licences.yaml (AGPL, SSPL, BUSL or no licence fail)", runLicences)
+	registerInternal("licences", "check every Go module, Maven artifact and npm package the lab builds against infra/local/licences.yaml (AGPL, SSPL, BUSL or no licence fail)", runLicences)
+	withSubcommands("licences", licencesUsage)
 }
+
+const licencesUsage = `usage: tracelab licences check [-v] [--maven-repo DIR]
+
+  -v                  list every package checked and the licences found
+  --maven-repo DIR    Maven's local repository, where the POMs are read (default ~/.m2/repository)`
 
 func runLicences(args []string) int {
 	fs := flag.NewFlagSet("licences", flag.ContinueOnError)
 	home, _ := os.UserHomeDir()
 	repo := fs.String("maven-repo", filepath.Join(home, ".m2", "repository"), "Maven's local repository, where the POMs are read")
 	verbose := fs.Bool("v", false, "list every package checked and the licences found")
-	const usage = "usage: tracelab licences check [-v] [--maven-repo DIR]"
+	short, _, _ := strings.Cut(licencesUsage, "\n")
 	if len(args) == 0 || args[0] != "check" {
-		return fail(exitUsage, usage)
+		return fail(exitUsage, "licences: %s", short)
 	}
-	if code, ok := parseFlags(fs, args[1:], 0, usage, os.Stdout); !ok {
+	if code, ok := parseFlags(fs, args[1:], 0, licencesUsage, os.Stdout); !ok {
 		return code
 	}
 	root, err := lab.Find()

@@ -14,7 +14,8 @@ import (
 )
 
 func init() {
-	register("scenario", "run, list or validate scenarios (tracelab scenario help)", runScenario)
+	register("scenario", "run, list or validate scenarios", runScenario)
+	withSubcommands("scenario", scenarioUsage)
 }
 
 const (
@@ -23,10 +24,6 @@ const (
 )
 
 func runScenario(args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" {
-		fmt.Println(scenarioUsage)
-		return exitOK
-	}
 	co, code, err := openCheckout()
 	if err != nil {
 		return fail(code, "%v", err)
@@ -57,7 +54,7 @@ func runScenario(args []string) int {
 	case "run":
 		return runScenarioRun(co, args[1:])
 	}
-	return fail(exitUsage, "unknown scenario command %q; run 'tracelab scenario help'", args[0])
+	return fail(exitUsage, "unknown scenario command %q; run 'tracelab scenario --help'", args[0])
 }
 
 func runScenarioRun(co *lab.Checkout, args []string) int {
@@ -78,6 +75,11 @@ func runScenarioRun(co *lab.Checkout, args []string) int {
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
+	// Resolved before anything starts: the run gets the profile, not its name.
+	prof, err := s.ProfileNamed(*profile)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
 
 	ses, err := startSession(co, *rtName, *keep)
 	if err != nil {
@@ -86,7 +88,7 @@ func runScenarioRun(co *lab.Checkout, args []string) int {
 	defer ses.end()
 
 	runner := &run.Runner{Lab: co, Runtime: ses.rt, Load: ses.load, Progress: progress}
-	res, err := runner.Run(ses.ctx, s, run.Options{Profile: *profile, Variants: s.Selected(*variant, *profile), Record: *record})
+	res, err := runner.Run(ses.ctx, s, run.Options{Profile: prof, Variants: s.Selected(*variant, prof.Name), Record: *record})
 	if err != nil {
 		return ses.failed(err)
 	}
@@ -94,7 +96,7 @@ func runScenarioRun(co *lab.Checkout, args []string) int {
 	fmt.Printf("result: %s\n", res.ResultFile)
 	fmt.Printf("report: %s\n", res.ReportFile)
 	if *record {
-		fmt.Printf("recorded: %s/baseline.json (profile %s)\n", s.Dir, *profile)
+		fmt.Printf("recorded: %s/baseline.json (profile %s)\n", s.Dir, prof.Name)
 	}
 	fmt.Printf("explore its traces: make ui, then %s\n", explorerURL(co, "#/run/"+filepath.Base(filepath.Dir(res.ResultFile))))
 	if ses.wasRunning || *keep {

@@ -74,6 +74,10 @@ func runTrain(args []string) int {
 	if err != nil {
 		return fail(exitUsage, "%v under %s/scenarios", err, co.Root)
 	}
+	prof, err := s.ProfileNamed(*profile)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
 
 	ses, err := startSession(co, "", *keep)
 	if err != nil {
@@ -86,7 +90,7 @@ func runTrain(args []string) int {
 	hide := strings.NewReplacer(r.Picked.Scenario, "…", r.Picked.Variant, "run")
 	quiet := func(format string, a ...any) { progress("%s", hide.Replace(fmt.Sprintf(format, a...))) }
 	runner := &run.Runner{Lab: co, Runtime: ses.rt, Load: ses.load, Progress: quiet}
-	res, err := runner.Run(ses.ctx, s, run.Options{Profile: *profile, Variants: []string{r.Picked.Variant}})
+	res, err := runner.Run(ses.ctx, s, run.Options{Profile: prof, Variants: []string{r.Picked.Variant}})
 	if err != nil {
 		return ses.failed(err)
 	}

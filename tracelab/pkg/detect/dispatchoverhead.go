@@ -257,8 +257,8 @@ func dispatchFinding(id, service string, samples []*dispatchSample, gaps []float
 
 // handlerScopes are the instrumentations known to write a span for the
 // framework's handler, the application's own method for the route, as a
-// child of the server span (README.md, "Which frameworks write a handler
-// span"): the OpenTelemetry Java agent's controller spans (Spring MVC and
+// child of the server span (docs/cli.md, "Detectors":
+// which frameworks write a handler span): the OpenTelemetry Java agent's controller spans (Spring MVC and
 // WebFlux, JAX-RS, Struts, Grails; on by default, or with
 // OTEL_INSTRUMENTATION_COMMON_EXPERIMENTAL_CONTROLLER_TELEMETRY_ENABLED in
 // agent 2.x).

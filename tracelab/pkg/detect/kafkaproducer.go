@@ -12,7 +12,7 @@ func init() { Register(KafkaProducerContention{}) }
 
 // Thresholds of kafka-producer-contention. No public detector reads
 // producer spans this way, so they come from case study 001
-// (shared/seeds/001) and from what separates its two causes of slow sends
+// (scenarios/kafka-batching/README.md tells it) and from what separates its two causes of slow sends
 // on the lab's stack:
 //
 //   - KafkaBusyConcurrency: the case's contention showed "with many

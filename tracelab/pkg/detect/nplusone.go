@@ -80,8 +80,8 @@ func (NPlusOne) ID() string { return "n-plus-one" }
 // same statement, one at a time, with placeholders and no values. That is
 // one row per item, an N+1 to batch, or the same row read again, a
 // redundant read to keep; the spans cannot tell, and the finding names
-// both rather than claim one. Recording the values (README: "The values of
-// a call") turns it into one of the two.
+// both rather than claim one. Recording the values (docs/cli.md, "Detectors":
+// the values of a call) turns it into one of the two.
 type NPlusOneOrRedundant struct{}
 
 // ID implements Detector.

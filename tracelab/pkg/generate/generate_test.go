@@ -30,7 +30,7 @@ func TestCheckedInFilesAreUpToDate(t *testing.T) {
 func labCopy(t *testing.T) string {
 	t.Helper()
 	src, dst := repotest.Root(t), t.TempDir()
-	rels := []string{components.InfraFile, PortsFile, OtelJavaFile}
+	rels := []string{components.InfraFile, PortsFile, OtelJavaFile, VersionsFile}
 	for _, name := range components.ServiceNames(src) {
 		rels = append(rels, components.DescriptionFile(name))
 	}

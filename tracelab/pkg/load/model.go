@@ -13,7 +13,7 @@ import (
 )
 
 // The parameters that shape the load rather than its requests; every
-// definition takes them (README, "Load definitions").
+// definition takes them (docs/load.md).
 var modelParams = []string{"RATE", "RATE_SCALE", "DURATION", "VUS", "MAX_VUS", "ITERATIONS", "MAX_DURATION",
 	"SHAPE", "BURST_FACTOR", "BURST_MS", "BURST_GAP_MS", "SEED"}
 

@@ -8,7 +8,7 @@ import (
 
 // LateSendMs is how late after its scheduled instant a request may leave
 // before it counts as late: the engine's own precision, which the
-// benchmark holds under 1% of sends (README, "The load engine").
+// benchmark holds under 1% of sends (docs/load.md, "The load engine's own cost").
 const LateSendMs = 1.0
 
 // Summary is what the runner and the judge read of a run.

@@ -27,7 +27,7 @@ type Case struct {
 }
 
 // Cases are antpath's and kafka-batching's loads at the highest rates
-// their recorded runs offered (README, "The load engine").
+// their recorded runs offered (docs/load.md, "The load engine's own cost").
 var Cases = []Case{
 	{"antpath", "loadtests/antpath.yaml", map[string]string{"RATE": "680", "DURATION": "20s", "VUS": "300"},
 		"the most k6 offered the gateway here (scenarios/antpath/README.md: about 680 requests/s)"},

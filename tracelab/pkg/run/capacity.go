@@ -26,7 +26,7 @@ import (
 // probe warmed, with no restart in between: a JVM just restarted and
 // warmed by the warm-up alone still compiles while it is measured (the
 // antpath baseline then lost its dispatch-overhead finding in a CI run).
-func (r *Runner) capacity(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, firstRun, dir string) ([]result.Capacity, error) {
+func (r *Runner) capacity(ctx context.Context, s *scenario.Scenario, profile scenario.NamedProfile, c *scenario.Capacity, firstRun, dir string) ([]result.Capacity, error) {
 	order := slices.Clone(c.Variants)
 	if i := slices.Index(order, firstRun); i >= 0 {
 		order = append(slices.Delete(order, i, i+1), firstRun)
@@ -42,9 +42,9 @@ func (r *Runner) capacity(ctx context.Context, s *scenario.Scenario, profile str
 	return out, nil
 }
 
-func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, variant, dir string) (*result.Capacity, error) {
+func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile scenario.NamedProfile, c *scenario.Capacity, variant, dir string) (*result.Capacity, error) {
 	tag := "capacity " + variant
-	settings := s.SettingsFor(profile, variant)
+	settings := s.SettingsFor(profile.Name, variant)
 	r.Progress("[%s] bringing up %v with the %s settings", tag, s.Services, variant)
 	if err := r.Runtime.Up(ctx, s.Services, settings, variant); err != nil {
 		return nil, err
@@ -59,18 +59,18 @@ func (r *Runner) probe(ctx context.Context, s *scenario.Scenario, profile string
 
 // flatOut warms the variant up and runs the closed-model probe on the stack
 // Up left running.
-func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile string, c *scenario.Capacity, variant, dir string, settings scenario.Settings) (*result.Capacity, error) {
+func (r *Runner) flatOut(ctx context.Context, s *scenario.Scenario, profile scenario.NamedProfile, c *scenario.Capacity, variant, dir string, settings scenario.Settings) (*result.Capacity, error) {
 	tag := "capacity " + variant
 	base, err := r.target(s.Entrypoint.Service)
 	if err != nil {
 		return nil, err
 	}
 	loadLog := filepath.Join(dir, "capacity-"+variant+"-load.log")
-	if _, err := r.warmUp(ctx, s, s.Load.Profiles[profile], s.LoadEnvFor(profile, variant), tag, base, loadLog); err != nil {
+	if _, err := r.warmUp(ctx, s, profile.Profile, s.LoadEnvFor(profile.Name, variant), tag, base, loadLog); err != nil {
 		return nil, err
 	}
 	env := map[string]string{}
-	for k, v := range s.LoadEnvFor(profile, variant) {
+	for k, v := range s.LoadEnvFor(profile.Name, variant) {
 		if k != "RATE" {
 			env[k] = v
 		}

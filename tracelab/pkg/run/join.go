@@ -11,7 +11,7 @@ import (
 // of its traceparent: the client's latency beside the server's root span.
 // What lies between them, outside any span, is where a request waited
 // that no trace shows: a full accept backlog, a busy event loop, the
-// network (README, "Client and server").
+// network (docs/results.md, "outside spans").
 func join(records []load.Record, traces []*trace.Trace) []result.Request {
 	byID := make(map[string]*trace.Trace, len(traces))
 	for _, t := range traces {

@@ -15,7 +15,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,9 +38,9 @@ import (
 
 // Options select what a run does.
 type Options struct {
-	Profile  string
-	Variants []string // in run order
-	Record   bool     // write the measured numbers into baseline.json
+	Profile  scenario.NamedProfile // resolved by the caller (Scenario.ProfileNamed)
+	Variants []string              // in run order
+	Record   bool                  // write the measured numbers into baseline.json
 }
 
 // Runner runs a scenario's variants on a runtime, one after another.
@@ -59,21 +58,18 @@ type Runner struct {
 // error means the run could not be completed; a failed expectation is a
 // Result with Verdict "fail".
 func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*result.Result, error) {
-	if _, ok := s.Load.Profiles[opt.Profile]; !ok {
-		return nil, fmt.Errorf("scenario %s has no profile %q; profiles: %s", s.Name, opt.Profile, strings.Join(slices.Sorted(maps.Keys(s.Load.Profiles)), ", "))
-	}
 	for _, v := range opt.Variants {
 		if _, ok := s.Variants[v]; !ok {
 			return nil, fmt.Errorf("scenario %s has no variant %q; variants: %s", s.Name, v, strings.Join(s.VariantNames(), ", "))
 		}
 	}
-	res := &result.Result{Scenario: s.Name, Profile: opt.Profile, Runtime: r.Runtime.Name(), StartedAt: time.Now().UTC(), Entrypoint: s.Entrypoint.Service}
+	res := &result.Result{Scenario: s.Name, Profile: opt.Profile.Name, Runtime: r.Runtime.Name(), StartedAt: time.Now().UTC(), Entrypoint: s.Entrypoint.Service}
 	dir := filepath.Join(r.Lab.State, "results", s.Name+"-"+res.StartedAt.Format("20060102T150405Z"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var calibrated map[string]string
-	if c := s.Load.Profiles[opt.Profile].Capacity; c != nil {
+	if c := opt.Profile.Capacity; c != nil {
 		var first string
 		if len(opt.Variants) > 0 {
 			first = opt.Variants[0]
@@ -108,10 +104,10 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 		return nil, err
 	}
 	res.Compared = judge.CompareFixes(s, res.Variants)
-	res.Checks = judge.Judge(s.JudgedOn(r.Runtime.Name(), opt.Profile), opt.Profile, res.Variants, res.Compared, base)
+	res.Checks = judge.Judge(s.JudgedOn(r.Runtime.Name(), opt.Profile.Name), opt.Profile.Name, res.Variants, res.Compared, base)
 	res.Verdict = judge.Verdict(res.Checks)
 	if opt.Record {
-		base.Record(opt.Profile, res)
+		base.Record(opt.Profile.Name, res)
 		if err := base.Save(s.Dir); err != nil {
 			return nil, err
 		}
@@ -130,8 +126,8 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opt Options) (*r
 
 // runVariant measures one variant; calibrated overrides the load parameters
 // of the profile and the variant (the calibrated RATE).
-func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, variant, dir string, calibrated map[string]string) (*result.VariantResult, error) {
-	vr := &result.VariantResult{Variant: variant, Settings: s.SettingsFor(profile, variant)}
+func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile scenario.NamedProfile, variant, dir string, calibrated map[string]string) (*result.VariantResult, error) {
+	vr := &result.VariantResult{Variant: variant, Settings: s.SettingsFor(profile.Name, variant)}
 	r.Progress("[%s] bringing up %v with the %s settings", variant, s.Services, variant)
 	if err := r.Runtime.Up(ctx, s.Services, vr.Settings, variant); err != nil {
 		return nil, err
@@ -147,8 +143,8 @@ func (r *Runner) runVariant(ctx context.Context, s *scenario.Scenario, profile, 
 
 // measure drives one variant's load on the stack Up left running, then
 // collects and analyzes what it produced into vr.
-func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile, variant, dir string, calibrated map[string]string, vr *result.VariantResult) error {
-	p := s.Load.Profiles[profile]
+func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile scenario.NamedProfile, variant, dir string, calibrated map[string]string, vr *result.VariantResult) error {
+	p := profile.Profile
 	base, err := r.target(s.Entrypoint.Service)
 	if err != nil {
 		return err
@@ -157,7 +153,7 @@ func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile, var
 	if err := jc.Ping(ctx); err != nil {
 		return err
 	}
-	loadEnv := s.LoadEnvFor(profile, variant)
+	loadEnv := s.LoadEnvFor(profile.Name, variant)
 	params := maps.Clone(loadEnv)
 	maps.Copy(params, calibrated)
 	var delivered int64
@@ -176,7 +172,7 @@ func (r *Runner) measure(ctx context.Context, s *scenario.Scenario, profile, var
 		vr.Delivery = &result.DeliveryCount{Sent: int64(warm.Requests), Accepted: int64(math.Round(float64(warm.Requests) * (1 - warm.Failed)))}
 	}
 
-	r.Progress("[%s] sending the load of %s (%s profile)", variant, s.Load.Definition, profile)
+	r.Progress("[%s] sending the load of %s (%s profile)", variant, s.Load.Definition, profile.Name)
 	stopCPU := r.sampleCPU(ctx, s.Services, vr.Settings[s.Entrypoint.Service])
 	vr.Window.Start = time.Now()
 	lr, err := r.Load.Run(ctx, s.Load.Def, load.Options{Target: base, Params: params, Progress: r.progressFor(variant), LogFile: loadLog})

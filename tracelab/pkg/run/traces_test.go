@@ -136,7 +136,11 @@ func TestARunParsesEachVariantsTracesOnce(t *testing.T) {
 			parses.Add(1)
 			return otlp.Parse(in)
 		}}
-	res, err := r.Run(context.Background(), s, Options{Profile: "smoke", Variants: []string{"baseline", "fixed"}})
+	smoke, err := s.ProfileNamed("smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(context.Background(), s, Options{Profile: smoke, Variants: []string{"baseline", "fixed"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ const rolloutTimeout = 5 * time.Minute
 
 func NewKube(name string, c *lab.Checkout, progress Progress) (*Kube, error) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
-		return nil, fmt.Errorf("kubectl is not installed; the %s runtime needs it (README.md, \"Kubernetes\")", name)
+		return nil, fmt.Errorf("kubectl is not installed; the %s runtime needs it (docs/kubernetes.md)", name)
 	}
 	ctx := os.Getenv("KUBE_CONTEXT")
 	if ctx == "" {

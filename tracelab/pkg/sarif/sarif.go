@@ -167,7 +167,7 @@ type LogicalLocation struct {
 }
 
 // ruleText is the short description and help of each detector: what it
-// finds and the fix it advises, as in the README's table of detector ids.
+// finds and the fix it advises, as in docs/cli.md's table of detector ids.
 var ruleText = map[string][2]string{
 	"n-plus-one": {
 		"One parent repeats the same call, one at a time, with different values.",

@@ -178,6 +178,23 @@ type Ratio struct {
 // JudgedOn returns the scenario as a run on that runtime with that profile
 // is judged: each ratio's minimum is the lowest of its min_on entries for
 // either, if it has any.
+// NamedProfile is a load profile resolved once from its name: the name
+// for what is printed and recorded, the profile for what is run.
+type NamedProfile struct {
+	Name string
+	Profile
+}
+
+// ProfileNamed resolves a profile by name; an unknown name is an error
+// that lists the scenario's profiles.
+func (s *Scenario) ProfileNamed(name string) (NamedProfile, error) {
+	p, ok := s.Load.Profiles[name]
+	if !ok {
+		return NamedProfile{}, fmt.Errorf("scenario %s has no profile %q; profiles: %s", s.Name, name, strings.Join(slices.Sorted(maps.Keys(s.Load.Profiles)), ", "))
+	}
+	return NamedProfile{name, p}, nil
+}
+
 func (s *Scenario) JudgedOn(runtime, profile string) *Scenario {
 	out := *s
 	out.Expectations.Ratios = slices.Clone(s.Expectations.Ratios)

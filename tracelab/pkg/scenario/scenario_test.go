@@ -160,3 +160,16 @@ func TestJoinedMetricsMayBeJudged(t *testing.T) {
 		}
 	}
 }
+
+// A profile is resolved once, by name; an unknown one is refused with the
+// scenario's profiles, before anything would start.
+func TestProfileNamed(t *testing.T) {
+	s := &Scenario{Name: "x", Load: LoadSpec{Profiles: map[string]Profile{"smoke": {Warmup: 3}, "full": {}}}}
+	p, err := s.ProfileNamed("smoke")
+	if err != nil || p.Name != "smoke" || p.Warmup != 3 {
+		t.Errorf("ProfileNamed(smoke) = %+v, %v", p, err)
+	}
+	if _, err := s.ProfileNamed("huge"); err == nil || !strings.Contains(err.Error(), "profiles: full, smoke") {
+		t.Errorf("ProfileNamed(huge): %v, want the profiles listed", err)
+	}
+}
