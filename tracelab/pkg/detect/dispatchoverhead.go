@@ -139,7 +139,9 @@ func (a *dispatchAggregator) Add(t *trace.Trace) {
 			continue
 		}
 		gap := max(0, h.Start-s.Start)
-		smp := &dispatchSample{traceID: t.ID, serverID: s.SpanID, rootStart: t.Root.Start, at: i,
+		// The span id is copied: the parser cuts it from one string with
+		// the span's long values, which a substring would keep alive.
+		smp := &dispatchSample{traceID: t.ID, serverID: strings.Clone(s.SpanID), rootStart: t.Root.Start, at: i,
 			start: s.Start, end: s.End, handler: t.Operation(h), handlerScope: handlerName(h), gap: gap,
 			route: routeOf(t, s), share: math.Min(1, float64(gap)/float64(s.Duration()))}
 		// A handler span of zero length (clock resolution) counts as 1 µs.

@@ -300,8 +300,9 @@ func TestParseSpanAttributesSortedLastWins(t *testing.T) {
 	}
 }
 
-// intern returns each string's own text, whichever strings share a slot
-// of its recent table, and the same copy for the same text.
+// intern and internRecent return each string's own text, whichever
+// strings share a slot of the recent table; intern the same copy for the
+// same text.
 func TestInternReturnsTheTextAsked(t *testing.T) {
 	p := &parser{strs: map[string]string{}}
 	words := []string{"", "a", "GET", "POST", "http.route", "url.path", "5432", "5433"}
@@ -312,6 +313,9 @@ func TestInternReturnsTheTextAsked(t *testing.T) {
 		for _, w := range words {
 			if got := p.intern([]byte(w)); got != w {
 				t.Fatalf("intern(%q) = %q", w, got)
+			}
+			if got := p.internRecent([]byte(w)); got != w {
+				t.Fatalf("internRecent(%q) = %q", w, got)
 			}
 		}
 	}
