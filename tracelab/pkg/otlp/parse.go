@@ -144,6 +144,16 @@ type parser struct {
 	kvs   []trace.KeyValue // see sortedAttrs
 }
 
+// forgetTrace drops what the parser counts of a trace handed over whole,
+// so that a stream keeps no count per trace read: a span of the trace
+// read later stops the stream anyway (errSpread).
+func (p *parser) forgetTrace(id string) {
+	delete(p.perTrace, id)
+	if p.lastTrace == id {
+		p.lastTrace, p.lastCount = "", 0
+	}
+}
+
 func (p *parser) skipBOM() {
 	if p.lx.end < 3 {
 		p.lx.more(0)

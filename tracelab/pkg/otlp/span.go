@@ -77,7 +77,9 @@ func (p *parser) span() error {
 		return p.limitError("span count", p.lim.MaxSpans, "--max-spans")
 	}
 	if traceID != p.lastTrace { // the map is read once per run of a trace's spans
-		p.perTrace[p.lastTrace] = p.lastCount
+		if p.lastTrace != "" {
+			p.perTrace[p.lastTrace] = p.lastCount
+		}
 		p.lastTrace, p.lastCount = traceID, p.perTrace[traceID]
 	}
 	if p.lastCount++; p.lastCount > p.lim.MaxSpansPerTrace {

@@ -60,9 +60,9 @@ func StreamFile(ctx context.Context, path string, lim Limits, newSink func() fun
 		}
 		close(sunk)
 	}(newSink())
-	a := &assembler{expect: counts, open: map[string][]*trace.Span{},
-		each: func(b []*trace.Trace) { batches <- b }}
 	p := newParser(f, lexerBufSize, lim)
+	a := &assembler{expect: counts, open: map[string][]*trace.Span{},
+		each: func(b []*trace.Trace) { batches <- b }, forget: p.forgetTrace}
 	p.sink = a
 	_, err = p.all()
 	if p.lx.lerr != nil {
@@ -129,6 +129,7 @@ type assembler struct {
 	// are handed over at the end, whole, as Group makes them.
 	expect map[uint64]int32
 	open   map[string][]*trace.Span
+	forget func(id string) // called as a trace is handed over
 	ready  []*trace.Trace
 	spans  int // in ready
 	each   func([]*trace.Trace)
@@ -157,6 +158,7 @@ func (a *assembler) add(spans []*trace.Span) error {
 		}
 		delete(a.open, id)
 		a.expect[h] = handedOver
+		a.forget(id)
 		a.ready = append(a.ready, trace.New(id, l))
 		a.spans += len(l)
 	}
