@@ -142,6 +142,10 @@ type parser struct {
 	own   []byte
 	attrs []attrRef
 	kvs   []trace.KeyValue // see sortedAttrs
+	// The keys of the last span whose attributes were sorted, as read, and
+	// the order sortedAttrs took them in (see sortedAttrs).
+	lastKeys  []string
+	lastOrder []int32
 }
 
 // forgetTrace drops what the parser counts of a trace handed over whole,

@@ -373,3 +373,28 @@ func TestCompactStringAttributesReadAsSpaced(t *testing.T) {
 		t.Errorf("%d attributes, want 5 (the empty key dropped, the repeated one once): %v", len(compact), compact)
 	}
 }
+
+// Spans that carry the same keys in the same order reuse the order found
+// for the first (sortedAttrs); each still gets its own values, the last of
+// a repeated key winning, and a span with other keys is sorted afresh.
+func TestSortedAttrsReusedOrder(t *testing.T) {
+	span := func(id, attrs string) string {
+		return `{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"` + id + `","name":"n","startTimeUnixNano":"1","endTimeUnixNano":"2","attributes":[` + attrs + `]}`
+	}
+	kv := func(k, v string) string { return `{"key":"` + k + `","value":{"stringValue":"` + v + `"}}` }
+	doc := `{"resourceSpans":[{"scopeSpans":[{"spans":[` +
+		span("00000000000000a1", kv("z", "1")+","+kv("a", "2")+","+kv("z", "3")) + "," +
+		span("00000000000000a2", kv("z", "4")+","+kv("a", "5")+","+kv("z", "6")) + "," +
+		span("00000000000000a3", kv("m", "7")+","+kv("a", "8")) + `]}]}]}`
+	tr := parseOne(t, doc)
+	want := map[string]trace.Attrs{
+		"00000000000000a1": {{Key: "a", Value: "2"}, {Key: "z", Value: "3"}},
+		"00000000000000a2": {{Key: "a", Value: "5"}, {Key: "z", Value: "6"}},
+		"00000000000000a3": {{Key: "a", Value: "8"}, {Key: "m", Value: "7"}},
+	}
+	for _, s := range tr.Spans {
+		if !slices.Equal(s.Attrs, want[s.SpanID]) {
+			t.Errorf("span %s: attributes %v, want %v", s.SpanID, s.Attrs, want[s.SpanID])
+		}
+	}
+}
