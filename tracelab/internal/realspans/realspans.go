@@ -5,7 +5,7 @@
 // case is written whole, as the case's own resourceSpans entries in their
 // order, so every trace in the output is complete and keeps the shape, the
 // attributes and the producer's layout its recording had. The tracelab
-// binary never uses it; the scale benchmark (corpus/benchdetect -scale)
+// binary never uses it; the scale benchmark (corpus/benchdetect -scale-only, make bench-scale)
 // does.
 package realspans
 
@@ -29,6 +29,7 @@ type Case struct {
 	Name   string
 	Spans  int // spans the parser reads from it
 	Traces int
+	Roots  int // spans whose parent is not in their trace
 	// entries are the case's resourceSpans entries as compact JSON; ids
 	// are the places of the ids in them.
 	entries [][]byte
@@ -83,6 +84,11 @@ func loadCase(path string) (Case, error) {
 	c := Case{Traces: len(traces)}
 	for _, t := range traces {
 		c.Spans += len(t.Spans)
+		for _, s := range t.Spans {
+			if t.Parent(s) == nil {
+				c.Roots++
+			}
+		}
 	}
 	var doc struct {
 		ResourceSpans []json.RawMessage `json:"resourceSpans"`
