@@ -126,6 +126,7 @@ func runAnalyze(args []string) int {
 
 	defer batchGC(os.LookupEnv)()
 	defer memoryLimit(memLimit)()
+	startLive := liveHeap()
 
 	sigCtx, stop := interruptibleWithin("analyze", interruptGrace)
 	defer stop()
@@ -139,7 +140,7 @@ func runAnalyze(args []string) int {
 		return func(ts []*trace.Trace) {
 			if ctx.Err() == nil { // interrupted: the rest is not worth analyzing
 				an.Add(ts)
-				if err := checkMemory(memLimit); err != nil {
+				if err := checkMemory(memLimit, startLive); err != nil {
 					overMemory(err)
 				}
 			}
@@ -239,18 +240,23 @@ const runtimeShare = 0.9
 // would soon pass the limit anyway.
 const liveShare = 0.75
 
-// checkMemory fails when the heap that was live at the last collection
-// (what the analysis keeps: open traces, the detectors' samples) passes
-// liveShare of limit.
-func checkMemory(limit int64) error {
+// checkMemory fails when the heap that was live at the last collection,
+// less what was live before the analysis (start), passes liveShare of
+// limit: what the analysis keeps (open traces, the detectors' samples).
+func checkMemory(limit, start int64) error {
 	if limit == 0 {
 		return nil
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(sample)
-	live := int64(sample[0].Value.Uint64())
-	if float64(live) <= liveShare*float64(limit) {
+	kept := liveHeap() - start
+	if float64(kept) <= liveShare*float64(limit) {
 		return nil
 	}
-	return fmt.Errorf("the analysis keeps %d MiB, more than %.0f%% of --max-memory %d MiB (the traces still open and each detector's samples of every request read); raise --max-memory, or -1 to lift it", live>>20, 100*liveShare, limit>>20)
+	return fmt.Errorf("the analysis keeps %d MiB, more than %.0f%% of --max-memory %d MiB (the traces still open and each detector's samples of every request read); raise --max-memory, or -1 to lift it", kept>>20, 100*liveShare, limit>>20)
+}
+
+// liveHeap is the heap live at the last collection.
+func liveHeap() int64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	return int64(sample[0].Value.Uint64())
 }

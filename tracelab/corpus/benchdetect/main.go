@@ -55,7 +55,7 @@ func run() int {
 	throughputOnly := flag.Bool("throughput-only", false, "skip the corpus scores: only time both tools on the same traces (make bench)")
 	throughputMiB := flag.Int64("throughput-mib", 90, "size of the Jaeger JSON file the throughput runs read, in MiB (at most perf-sentinel's 100)")
 	scaleOnly := flag.Bool("scale-only", false, "only the scale runs: real recorded traces beside perf-sentinel, then tracelab alone at -scale-sizes beside the parse floor (make bench-scale)")
-	scaleSizes := flag.String("scale-sizes", "1000000,3000000:1GiB", "the scale runs' inputs: SPANS[:MAX-MEMORY],... (tracelab analyze --max-memory; its default when not given)")
+	scaleSizes := flag.String("scale-sizes", "1000000,3000000:768MiB", "the scale runs' inputs: SPANS[:MAX-MEMORY],... (tracelab analyze --max-memory; its default when not given)")
 	flag.Parse()
 
 	if st, err := os.Stat(*psBin); *psBin == "" || err != nil || st.IsDir() || st.Mode()&0o111 == 0 {

@@ -29,7 +29,7 @@ func parseScaleSizes(v string) ([]scaleSize, error) {
 		n, mem, _ := strings.Cut(strings.TrimSpace(f), ":")
 		spans, err := strconv.Atoi(n)
 		if err != nil || spans < 1 {
-			return nil, fmt.Errorf("%q: want SPANS[:MAX-MEMORY], e.g. 1000000 or 3000000:1GiB", f)
+			return nil, fmt.Errorf("%q: want SPANS[:MAX-MEMORY], e.g. 1000000 or 3000000:768MiB", f)
 		}
 		out = append(out, scaleSize{spans, mem})
 	}
