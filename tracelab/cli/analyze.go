@@ -65,7 +65,7 @@ heap nears it, and when what the analysis must keep to the end (the
 traces still open, each detector's per-request samples) passes three
 quarters of it, analyze stops with exit 2 and a line naming the flag,
 rather than thrash or be killed. A file is read trace by trace: what it
-keeps grows with its requests, about 140 MiB at a million spans.
+keeps grows with its requests, about 110 MiB at a million real spans.
 
 LIMITS bound the parse, whatever the source: --max-attr-depth N (levels
 of nested attribute values, default 32), --max-attr-bytes N (one value,
