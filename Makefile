@@ -24,7 +24,7 @@ JAVA_SOURCES := $(shell find services -path '*/target' -prune -o -type f \( -nam
 MVN          := infra/local/mvn.sh -B -q -f services/pom.xml
 
 .PHONY: help tools tools-test build generate up down status logs ui test test-go test-corpus test-java test-static test-dashboards test-e2e bench train clean
-.PHONY: tools-bench bench-detect bench-throughput bench-first-run bench-explorer profile-antpath
+.PHONY: tools-bench bench-detect bench-throughput bench-scale bench-first-run bench-explorer profile-antpath
 .PHONY: tools-k8s test-k8s test-kind images kind-load kind-preload kind-mirror kind-up kind-down k8s-wait eks-up eks-push eks-deploy eks-down
 # scenario-% is not .PHONY on purpose: make skips pattern rules for phony
 # targets, and `make scenario-nplus1` then did nothing ("Nothing to be done").
@@ -158,7 +158,7 @@ test-e2e: tools tools-test build ## @develop part of make test: every scenario's
 	@echo "==> end-to-end: the smoke profile of every scenario on the local runtime"
 	cd tracelab && TRACELAB_BIN=$(TRACELAB) e2e/run.sh $(STATE)/logs/test-e2e.log -tags e2e -count=1 -timeout 40m ./e2e
 
-bench: tools build bench-throughput bench-explorer bench-noisy bench-first-run ## @bench benchmarks: tracelab vs perf-sentinel (wall, CPU, memory), analyzer spans/s, the trace explorer in Chromium, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), smoke verdicts beside a CPU hog, a newcomer's first run
+bench: tools build bench-throughput bench-scale bench-explorer bench-noisy bench-first-run ## @bench benchmarks: tracelab vs perf-sentinel (wall, CPU, memory), 1M and 3M real spans beside the parse floor, analyzer spans/s, the trace explorer in Chromium, the load engine's CPU and punctuality, stack start and memory, AntPathMatcher vs PathPattern (JMH), smoke verdicts beside a CPU hog, a newcomer's first run
 	cd tracelab && go test ./pkg/analyze -run '^$$' -bench . -benchtime 1x -benchmem
 	$(TRACELAB) bench-load
 	$(TRACELAB) bench-stack
@@ -190,6 +190,12 @@ bench-detect: $(TRACELAB) tools-bench ## @bench tracelab's detectors vs perf-sen
 # RUNS=n sets the number of alternating pairs (5 by default).
 bench-throughput: $(TRACELAB) tools-bench ## @bench tracelab vs perf-sentinel on the same ~90 MiB of traces: whole-process wall, CPU and peak memory, alternating runs, median and range
 	@set -a; source $(BENCH_TOOLS); set +a; cd tracelab && TRACELAB_BIN=$(TRACELAB) go run ./corpus/benchdetect -throughput-only -runs $(or $(RUNS),5)
+
+# RUNS=n sets the runs of each measurement (3 by default); SIZES the inputs
+# (SPANS[:MAX-MEMORY],...). It writes up to 2.5 GB of traces under /tmp,
+# one size at a time, and removes each when done.
+bench-scale: $(TRACELAB) tools-bench ## @bench tracelab on 1M and 3M real recorded spans: CPU, wall and peak memory beside the parse floor of the same file, and beside perf-sentinel under its 100 MiB limit
+	@set -a; source $(BENCH_TOOLS); set +a; cd tracelab && TRACELAB_BIN=$(TRACELAB) go run ./corpus/benchdetect -scale-only -runs $(or $(RUNS),3) $(if $(SIZES),-scale-sizes $(SIZES))
 
 train: $(if $(LIVE),$(RUN_NEEDS),$(TRACELAB)) ## @learn a trace-reading round drawn from the labelled recordings, no stack, graded by level (SEED=n replays, LEVEL=1-4; LIVE=1 runs a scenario on the stack instead)
 	$(TRACELAB) train $(if $(LIVE),--live) $(if $(SEED),--seed $(SEED)) $(if $(LEVEL),--level $(LEVEL))

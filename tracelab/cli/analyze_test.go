@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,11 @@ import (
 // code, stdout and stderr.
 func runAnalyzeCaptured(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	// In process, the heap --max-memory watches is the test binary's,
+	// shared with every other test: lifted unless a test sets it.
+	if !slices.Contains(args, "--max-memory") {
+		args = append(args, "--max-memory", "-1")
+	}
 	return runCaptured(t, &analyzeOut, runAnalyze, args...)
 }
 

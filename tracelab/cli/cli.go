@@ -169,8 +169,7 @@ func printFlags(out io.Writer, fs *flag.FlagSet) {
 // so each collection rescans a heap that only grows: collecting at 4x
 // rather than 2x the live heap saved an eighth of the CPU on 150k spans. A
 // file read trace by trace keeps little live, so the target costs little
-// memory: at a million spans, 80 MiB peak against 46 MiB at 2x, for 11%
-// less CPU.
+// memory; --max-memory (memoryLimit) caps what it may cost.
 const batchGCPercent = 300
 
 // batchGC sets the GC target of a batch run unless the user chose one

@@ -11,7 +11,10 @@
 //     traces under perf-sentinel's 100 MiB input limit: wall time, CPU
 //     time and peak memory, median and range over alternating runs, and
 //     tracelab's share of perf-sentinel's pair by pair. -throughput-only
-//     (make bench) measures only this.
+//     (make bench) measures only this;
+//   - with -scale-only (make bench-scale) instead: the same comparison on
+//     real recorded traces, then tracelab alone on 1 and 3 million of
+//     them beside the parse floor of the same file (scale).
 //
 // tracelab's detectors run in process; perf-sentinel runs as the binary
 // PERF_SENTINEL_BIN (make tools-bench), fed the traces as Jaeger JSON.
@@ -51,6 +54,8 @@ func run() int {
 	runs := flag.Int("runs", 5, "timed runs of each tool for the throughput")
 	throughputOnly := flag.Bool("throughput-only", false, "skip the corpus scores: only time both tools on the same traces (make bench)")
 	throughputMiB := flag.Int64("throughput-mib", 90, "size of the Jaeger JSON file the throughput runs read, in MiB (at most perf-sentinel's 100)")
+	scaleOnly := flag.Bool("scale-only", false, "only the scale runs: real recorded traces beside perf-sentinel, then tracelab alone at -scale-sizes beside the parse floor (make bench-scale)")
+	scaleSizes := flag.String("scale-sizes", "1000000,3000000:768MiB", "the scale runs' inputs: SPANS[:MAX-MEMORY],... (tracelab analyze --max-memory; its default when not given)")
 	flag.Parse()
 
 	if st, err := os.Stat(*psBin); *psBin == "" || err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
@@ -64,6 +69,21 @@ func run() int {
 	}
 	if *runs < 1 {
 		return fail(2, "-runs %d: give at least 1", *runs)
+	}
+	if *scaleOnly {
+		sizes, err := parseScaleSizes(*scaleSizes)
+		if err != nil {
+			return fail(2, "-scale-sizes: %v", err)
+		}
+		ps, err := newPerfSentinel(*psBin)
+		if err != nil {
+			return fail(3, "%v", err)
+		}
+		defer os.RemoveAll(ps.dir)
+		if err := scale(os.Stdout, *tlBin, *dir, ps, sizes, *runs, *throughputMiB<<20); err != nil {
+			return fail(1, "scale: %v", err)
+		}
+		return 0
 	}
 	if *throughputOnly {
 		ps, err := newPerfSentinel(*psBin)

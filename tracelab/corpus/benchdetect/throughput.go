@@ -73,37 +73,8 @@ func throughput(out io.Writer, tlBin string, ps *perfSentinel, runs int, targetB
 	if floor, err := timed(exec.Command("true")); err == nil {
 		fmt.Fprintf(out, "  peak RSS measured the same way for a process that does nothing (true): %d MiB\n", floor.rssKiB>>10)
 	}
-	return millionSpans(out, tlBin, ps.dir, runs)
-}
-
-// millionSpans times tracelab alone on a million spans, past what
-// perf-sentinel reads, against the bound: at most 3 CPU seconds
-// and 400 MiB.
-func millionSpans(out io.Writer, tlBin, dir string, runs int) error {
-	fmt.Fprintln(os.Stderr, "==> throughput: generating a million spans for tracelab alone")
-	traces := trace.Group(tracegen.Generate(1_000_000, 1))
-	path := filepath.Join(dir, "million.otlp.json")
-	if err := writeFile(path, func(w io.Writer) error { return otlp.Write(w, traces) }); err != nil {
-		return err
-	}
-	defer os.Remove(path)
-	spans := spanCount(traces)
-	traces = nil
-	var tlRuns []sample
-	for i := 0; i < runs; i++ {
-		fmt.Fprintf(os.Stderr, "    run %d of %d\n", i+1, runs)
-		s, err := timed(exec.Command(tlBin, "analyze", "--file", path, "--format", "json"))
-		if err != nil {
-			return fmt.Errorf("tracelab analyze: %v", err)
-		}
-		tlRuns = append(tlRuns, s)
-	}
-	fmt.Fprintf(out, "\nA million spans: %d spans (tracegen.Generate, seed 1), OTLP JSON %.0f MiB, tracelab alone, %d runs, median (min–max)\n",
-		spans, fileMiB(path), runs)
-	fmt.Fprintf(out, "  wall %s s, CPU %s s, peak RSS %s MiB (the issue's bound: at most 3 CPU s and 400 MiB)\n",
-		spread(tlRuns, func(s sample) float64 { return s.wall }, "%.2f"),
-		spread(tlRuns, func(s sample) float64 { return s.cpu }, "%.2f"),
-		spread(tlRuns, func(s sample) float64 { return float64(s.rssKiB) / 1024 }, "%.0f"))
+	// A million spans and more: make bench-scale (scale.go), on real
+	// recorded traces rather than generated ones.
 	return nil
 }
 

@@ -95,14 +95,16 @@ func Analyze(traces []*trace.Trace, detectors []detect.Detector) Report {
 // them all. Once Add returns, a trace is no longer referenced unless a
 // Selective detector needs it:
 //   - PerTrace detectors and the request breakdown keep per finding and per
-//     request type only sums, names and an example's few spans;
-//   - event-loop-blocking and kafka-producer-contention (Selective) judge a
-//     thread or a producer by all its calls, whichever trace they are in,
-//     so they keep the traces with an event-loop call or a Kafka send;
+//     request type only sums, names and an example's few spans; those that
+//     judge across traces (event-loop-blocking per loop, kafka-producer-
+//     contention per producer, dispatch-overhead per service) keep a few
+//     numbers and names per call or request, never the trace;
+//   - a Selective detector keeps the traces it needs (every detector of
+//     the lab is PerTrace: none does);
 //   - a detector that is neither would keep every request trace.
 //
-// Memory then follows the traces those two keep and the largest batch, not
-// the input. An Analyzer is not safe for concurrent use.
+// Memory then follows the requests read and the largest batch, not the
+// traces. An Analyzer is not safe for concurrent use.
 type Analyzer struct {
 	detectors []detect.Detector
 	aggs      []detect.Aggregator // one per PerTrace detector, in detectors' order

@@ -68,8 +68,9 @@ type Detector interface {
 // only what the finding reports (ids, names, sums and one example's
 // spans), never a whole trace, so a trace can be dropped once every
 // accumulator has read it. Analyze feeds each trace to all of them in
-// turn; detectors that need all traces at once (event-loop-blocking's
-// threads, kafka-producer-contention's producers) are Selective instead.
+// turn. A detector that judges across traces (event-loop-blocking's loops,
+// kafka-producer-contention's producers) keeps what it reads of each call
+// and judges in Findings; one that cannot be written so is Selective.
 type PerTrace interface {
 	Detector
 	Aggregator() Aggregator

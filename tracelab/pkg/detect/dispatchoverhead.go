@@ -121,12 +121,22 @@ func (d DispatchOverhead) Detect(traces []*trace.Trace) []Finding { return detec
 
 // Aggregator implements PerTrace.
 func (d DispatchOverhead) Aggregator() Aggregator {
-	return &dispatchAggregator{id: d.ID(), byService: map[string][]*dispatchSample{}}
+	return &dispatchAggregator{id: d.ID(), byService: map[string][]*dispatchSample{}, strs: map[string]string{}}
 }
 
 type dispatchAggregator struct {
 	id        string
 	byService map[string][]*dispatchSample
+	strs      map[string]string // the names samples share, held once: a sample is kept per request read
+}
+
+func (a *dispatchAggregator) str(s string) string {
+	if v, ok := a.strs[s]; ok {
+		return v
+	}
+	v := strings.Clone(s) // not a substring that would keep a span's strings alive
+	a.strs[v] = v
+	return v
 }
 
 func (a *dispatchAggregator) Add(t *trace.Trace) {
@@ -139,9 +149,11 @@ func (a *dispatchAggregator) Add(t *trace.Trace) {
 			continue
 		}
 		gap := max(0, h.Start-s.Start)
-		smp := &dispatchSample{traceID: t.ID, serverID: s.SpanID, rootStart: t.Root.Start, at: i,
-			start: s.Start, end: s.End, handler: t.Operation(h), handlerScope: handlerName(h), gap: gap,
-			route: routeOf(t, s), share: math.Min(1, float64(gap)/float64(s.Duration()))}
+		// The span id is copied: the parser cuts it from one string with
+		// the span's long values, which a substring would keep alive.
+		smp := &dispatchSample{traceID: t.ID, serverID: strings.Clone(s.SpanID), rootStart: t.Root.Start, at: i,
+			start: s.Start, end: s.End, handler: a.str(t.Operation(h)), handlerScope: a.str(handlerName(h)), gap: gap,
+			route: a.str(routeOf(t, s)), share: math.Min(1, float64(gap)/float64(s.Duration()))}
 		// A handler span of zero length (clock resolution) counts as 1 µs.
 		smp.toHandler = float64(gap) / float64(max(h.Duration(), 1000))
 		if dur := t.Duration(); dur > 0 {

@@ -193,13 +193,66 @@ type EventLoopBlocking struct{}
 func (EventLoopBlocking) ID() string { return "event-loop-blocking" }
 
 // loopCall is one outgoing call started on an event-loop thread, or one
-// turn of a process loop: a server span of the process.
+// turn of a process loop: a server span of the process. It holds what the
+// judgment and a finding read of the call, its trace and its handler, and
+// no span: the collector keeps every loop call of the input until the
+// end, and kept traces (their spans, attributes and trees) were more than
+// half the memory of a million real spans.
 type loopCall struct {
-	t       *trace.Trace
-	call    *trace.Span
-	handler *trace.Span // the request it serves: a SERVER or CONSUMER span, or nil
-	arrival int64       // when the request arrived: its caller's send, else its handler's start
+	tr      *loopTrace
+	seq     int32    // the call's place in its trace's Spans: the order calls are judged in
+	call    callSpan // the call's span
+	handled bool     // a request span (SERVER or CONSUMER) serves it: arrival is known
+	arrival int64    // when the request arrived: its caller's send, else its handler's start
+	conn    string   // the handler's clientConnection, "" when not known
 	thread  threadKey
+	key     *eventLoopKey
+	detail  loopDetail
+}
+
+// callSpan is the times of a call's span.
+type callSpan struct{ Start, End int64 }
+
+// Duration is trace.Span's.
+func (s callSpan) Duration() int64 { return max(0, s.End-s.Start) }
+
+// loopDetail is what a finding's evidence says of its example call.
+type loopDetail struct {
+	spanID   string
+	callType trace.CallType
+	callee   string // calleeOf the call
+	turn     bool   // a process loop's turn: the call is the handler
+	runtime  string // a turn's telemetry.sdk.language
+	blocker  *blockerDetail
+}
+
+// blockerDetail is a turn's blockingCall.
+type blockerDetail struct {
+	op, spanID string
+	callType   trace.CallType
+	callee     string
+}
+
+// loopTrace is what the findings read of a trace with loop calls.
+type loopTrace struct {
+	id        string
+	rootStart int64 // with id, Group's order, in which calls are judged
+	dur       int64 // the trace's Duration
+	request   string
+	// groups are the per-trace sums of a finding, one per key of the
+	// trace's calls, computed when the key's calls are all on one loop:
+	// they then count whole or not at all. Otherwise t is kept, and the
+	// sums are computed from the calls of the loops found blocking.
+	groups []loopGroup
+	t      *trace.Trace
+}
+
+// loopGroup is, for the calls of one key in a trace: the critical-path
+// time under their wrappers, the union of their spans, and the duration
+// of the request span of the first (-1 when it has none).
+type loopGroup struct {
+	key                         *eventLoopKey
+	critical, union, requestDur int64
 }
 
 // threadKey identifies a loop across traces: an event-loop thread (names
@@ -241,7 +294,7 @@ type threadEvidence struct {
 	free      int   // requests that found the thread free
 	freeTime  int64 // summed arrival-to-call time of those
 	maxConc   int
-	waits     map[*trace.Span]int64 // call -> its wait, for the requests that waited
+	waits     map[callID]int64 // call -> its wait, for the requests that waited
 
 	busyShare   float64 // share of the thread's time, first call to last, inside its calls
 	takeTurns   bool    // kept-alive client connections took turns on it, see connectionsTakeTurns
@@ -282,12 +335,12 @@ type eventLoopKey struct {
 	call    string // trace.Operation of the blocking call
 }
 
-func (c loopCall) key() eventLoopKey {
-	k := eventLoopKey{service: c.call.Service, request: requestOf(c.t), call: c.t.Operation(c.call)}
-	if c.handler != nil {
-		k.handler = c.t.Operation(c.handler)
+func keyOf(t *trace.Trace, call, handler *trace.Span) eventLoopKey {
+	k := eventLoopKey{service: call.Service, request: requestOf(t), call: t.Operation(call)}
+	if handler != nil {
+		k.handler = t.Operation(handler)
 	}
-	if c.call == c.handler { // a process loop's turn: what held it is eventLoopAgg.blocker's
+	if call == handler { // a process loop's turn: what held it is eventLoopAgg.blocker's
 		k.call = ""
 	}
 	return k
@@ -298,7 +351,7 @@ type eventLoopAgg struct {
 	threads                 map[string]bool // the loops' names
 	process                 bool            // the loops are processes, not threads
 	blockers                map[string]int  // process loops: turns per blockingCall operation, "" for none
-	byTrace                 map[*trace.Trace][]*trace.Span
+	byTrace                 map[*loopTrace][]*loopCall
 	calls                   int
 	callTime                int64
 	contended, waited, free int
@@ -308,15 +361,69 @@ type eventLoopAgg struct {
 	saturated               int     // threads flagged by their calls' pattern alone
 	busyShare               float64 // summed over those threads
 	logFreeProb             float64 // the largest freeLoopLogProbability of those threads
-	example                 *trace.Trace
-	exampleCall             *trace.Span
+	example                 *loopTrace
+	exampleCall             *loopCall
 	exampleWait             int64
 }
 
 // Detect implements Detector.
-func (d EventLoopBlocking) Detect(traces []*trace.Trace) []Finding {
+func (d EventLoopBlocking) Detect(traces []*trace.Trace) []Finding { return detectEach(d, traces) }
+
+// Aggregator implements PerTrace. A loop is judged by all its calls,
+// whichever trace they are in, so nothing is judged before Findings: Add
+// keeps each loop call (loopCall), the few numbers of it a judgment and a
+// finding read, and lets the trace go.
+func (d EventLoopBlocking) Aggregator() Aggregator {
+	return &eventLoopCollector{id: d.ID(), strs: map[string]string{}, keys: map[eventLoopKey]*eventLoopKey{}}
+}
+
+type eventLoopCollector struct {
+	id    string
+	calls []loopCall
+	strs  map[string]string // the names calls share, held once
+	keys  map[eventLoopKey]*eventLoopKey
+}
+
+// str returns s held by the collector: a copy, so that no span's memory
+// stays alive through a substring of it (the parser cuts a span's ids and
+// long values from one string), shared by every call that names it.
+func (a *eventLoopCollector) str(s string) string {
+	if v, ok := a.strs[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	a.strs[v] = v
+	return v
+}
+
+func (a *eventLoopCollector) key(k eventLoopKey) *eventLoopKey {
+	if p := a.keys[k]; p != nil {
+		return p
+	}
+	k = eventLoopKey{a.str(k.service), a.str(k.request), a.str(k.handler), a.str(k.call)}
+	p := &k
+	a.keys[k] = p
+	return p
+}
+
+// Findings implements Aggregator.
+func (col *eventLoopCollector) Findings() []Finding {
+	// Calls are judged in the order Detect once read them from traces in
+	// Group's order, whatever order the traces were added in: ties
+	// between calls that start at one instant are then broken alike.
+	sort.Slice(col.calls, func(i, j int) bool { return col.calls[i].before(&col.calls[j]) })
+	byThread := map[threadKey]*threadEvidence{}
+	for _, c := range col.calls {
+		e := byThread[c.thread]
+		if e == nil {
+			e = &threadEvidence{}
+			byThread[c.thread] = e
+		}
+		e.calls = append(e.calls, c)
+	}
+	col.calls = nil
 	aggs := map[eventLoopKey]*eventLoopAgg{}
-	for _, e := range loopCallsByThread(traces) {
+	for _, e := range byThread {
 		e.judge()
 		if !e.blocking() {
 			continue
@@ -324,31 +431,32 @@ func (d EventLoopBlocking) Detect(traces []*trace.Trace) []Finding {
 		// A thread normally serves one request type making one call; if it
 		// serves several, each finding gets the thread's counts.
 		counted := map[*eventLoopAgg]bool{}
-		for _, c := range e.calls {
-			k := c.key()
+		for i := range e.calls {
+			c := &e.calls[i]
+			k := *c.key
 			a := aggs[k]
 			if a == nil {
-				a = &eventLoopAgg{threads: map[string]bool{}, byTrace: map[*trace.Trace][]*trace.Span{}, blockers: map[string]int{}}
+				a = &eventLoopAgg{threads: map[string]bool{}, byTrace: map[*loopTrace][]*loopCall{}, blockers: map[string]int{}}
 				aggs[k] = a
 			}
 			a.calls++
 			a.callTime += c.call.Duration()
-			if c.call == c.handler {
+			if c.detail.turn {
 				op := ""
-				if b := blockingCall(c.t, c.call); b != nil {
-					op = c.t.Operation(b)
+				if b := c.detail.blocker; b != nil {
+					op = b.op
 				}
 				a.blockers[op]++
 			}
-			a.byTrace[c.t] = append(a.byTrace[c.t], c.call)
-			if w, ok := e.waits[c.call]; ok {
-				if dur := c.t.Duration(); dur > 0 {
+			a.byTrace[c.tr] = append(a.byTrace[c.tr], c)
+			if w, ok := e.waits[c.id()]; ok {
+				if dur := c.tr.dur; dur > 0 {
 					a.waitShare += math.Min(1, float64(w)/float64(dur))
 				}
 				// The longest wait makes the clearest example: a server
 				// span that sits idle before its call starts.
-				if a.example == nil || w > a.exampleWait || w == a.exampleWait && c.t.ID < a.example.ID {
-					a.example, a.exampleCall, a.exampleWait = c.t, c.call, w
+				if a.example == nil || w > a.exampleWait || w == a.exampleWait && c.tr.id < a.example.id {
+					a.example, a.exampleCall, a.exampleWait = c.tr, c, w
 				}
 			}
 			if !counted[a] {
@@ -374,26 +482,26 @@ func (d EventLoopBlocking) Detect(traces []*trace.Trace) []Finding {
 
 	findings := make([]Finding, 0, len(aggs))
 	for k, a := range aggs {
-		findings = append(findings, a.finding(d.ID(), k))
+		findings = append(findings, a.finding(col.id, k))
 	}
 	Sort(findings)
 	return findings
 }
 
 func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
-	traces := make([]*trace.Trace, 0, len(a.byTrace))
+	traces := make([]*loopTrace, 0, len(a.byTrace))
 	for t := range a.byTrace {
 		traces = append(traces, t)
 	}
-	sort.Slice(traces, func(i, j int) bool { return traces[i].ID < traces[j].ID }) // a stable sum and example
+	sort.Slice(traces, func(i, j int) bool { return traces[i].id < traces[j].id }) // a stable sum and example
 	var shareParent, shareCP float64
 	for _, t := range traces {
-		calls := a.byTrace[t]
-		if dur := t.Duration(); dur > 0 {
-			shareCP += float64(t.CriticalTimeUnder(wrappers(t, calls))) / float64(dur)
+		g := t.group(a.byTrace[t])
+		if dur := t.dur; dur > 0 {
+			shareCP += float64(g.critical) / float64(dur)
 		}
-		if h := requestSpan(t, calls[0]); h != nil && h.Duration() > 0 {
-			shareParent += math.Min(1, float64(trace.UnionLength(trace.Intervals(calls)))/float64(h.Duration()))
+		if g.requestDur > 0 {
+			shareParent += math.Min(1, float64(g.union)/float64(g.requestDur))
 		}
 	}
 	if a.example == nil { // only when no request of this call waited
@@ -413,10 +521,10 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 		ShareOfCriticalPath: round(shareCP/n, 4),
 		TracesAffected:      len(a.byTrace),
 		Evidence: map[string]any{
-			"example_trace_id":     a.example.ID,
-			"example_call_span_id": a.exampleCall.SpanID,
-			"request":              a.example.Fingerprint(a.example.Root),
-			"call_type":            string(trace.Classify(a.exampleCall)),
+			"example_trace_id":     a.example.id,
+			"example_call_span_id": a.exampleCall.detail.spanID,
+			"request":              a.example.request,
+			"call_type":            string(a.exampleCall.detail.callType),
 			"threads":              threads,
 			"calls_analysed":       a.calls,
 			"mean_call_ms":         meanMs(a.callTime, a.calls),
@@ -427,7 +535,7 @@ func (a *eventLoopAgg) finding(id string, k eventLoopKey) Finding {
 			"queue_wait_share":     round(a.waitShare/math.Max(1, float64(a.waited)), 4),
 		},
 	}
-	if callee := calleeOf(a.example, a.exampleCall); callee != "" {
+	if callee := a.exampleCall.detail.callee; callee != "" {
 		f.Evidence["callee_service"] = callee
 	}
 	if a.process {
@@ -460,7 +568,7 @@ func (a *eventLoopAgg) processFinding(f Finding, loops []string) Finding {
 	// The loops are processes, and the calls analysed their turns: the
 	// server spans, which are no call of a type.
 	f.Evidence["loop"] = "process"
-	f.Evidence["runtime"] = a.exampleCall.ResourceAttrs["telemetry.sdk.language"]
+	f.Evidence["runtime"] = a.exampleCall.detail.runtime
 	f.Evidence["loops"] = f.Evidence["threads"]
 	delete(f.Evidence, "threads")
 	delete(f.Evidence, "call_type")
@@ -471,11 +579,11 @@ func (a *eventLoopAgg) processFinding(f Finding, loops []string) Finding {
 		f.Operation = call
 		what = "mostly in " + call
 		fix = "Use an asynchronous client and await it, or run the call in a thread pool."
-		if b := blockingCall(a.example, a.exampleCall); b != nil {
-			f.Evidence["blocking_call_span_id"] = b.SpanID
-			f.Evidence["call_type"] = string(trace.Classify(b))
-			if callee := calleeOf(a.example, b); callee != "" {
-				f.Evidence["callee_service"] = callee
+		if b := a.exampleCall.detail.blocker; b != nil {
+			f.Evidence["blocking_call_span_id"] = b.spanID
+			f.Evidence["call_type"] = string(b.callType)
+			if b.callee != "" {
+				f.Evidence["callee_service"] = b.callee
 			}
 		}
 	}
@@ -505,55 +613,125 @@ func (a *eventLoopAgg) blocker() string {
 	return best
 }
 
-// Needs implements Selective: the traces with a call made on an event-loop
-// thread or a server span of a process loop, the only spans
-// loopCallsByThread collects.
-func (EventLoopBlocking) Needs(t *trace.Trace) bool {
-	for _, s := range t.Spans {
-		if processLoop(s) || IsEventLoopThread(s.Attr("thread.name")) && t.IsCall(s) {
-			return true
+// Add implements Aggregator: it keeps t's calls made on an event-loop
+// thread and the turns of its process loops.
+func (col *eventLoopCollector) Add(t *trace.Trace) {
+	first := len(col.calls)
+	var lt *loopTrace
+	add := func(seq int, s, handler *trace.Span, c loopCall) {
+		if lt == nil {
+			lt = &loopTrace{id: strings.Clone(t.ID), rootStart: t.Root.Start, dur: t.Duration(), request: col.str(t.Fingerprint(t.Root))}
 		}
+		c.tr, c.seq, c.call = lt, int32(seq), callSpan{s.Start, s.End}
+		if handler != nil {
+			c.handled, c.conn = true, col.str(clientConnection(handler))
+		}
+		c.thread = threadKey{col.str(c.thread.service), col.str(c.thread.instance), col.str(c.thread.name)}
+		c.key = col.key(keyOf(t, s, handler))
+		c.detail = loopDetail{spanID: strings.Clone(s.SpanID), callType: trace.Classify(s), callee: col.str(calleeOf(t, s))}
+		if s == handler && c.thread.name == "" {
+			c.detail.turn, c.detail.runtime = true, col.str(s.ResourceAttrs["telemetry.sdk.language"])
+			if b := blockingCall(t, s); b != nil {
+				c.detail.blocker = &blockerDetail{op: col.str(t.Operation(b)), spanID: strings.Clone(b.SpanID),
+					callType: trace.Classify(b), callee: col.str(calleeOf(t, b))}
+			}
+		}
+		col.calls = append(col.calls, c)
 	}
-	return false
+	for i, s := range t.Spans {
+		if processLoop(s) {
+			add(i, s, s, loopCall{arrival: arrivalOf(t, s), thread: threadKey{s.Service, instanceOf(s), ""}})
+			continue
+		}
+		if !t.IsCall(s) {
+			continue
+		}
+		name := s.Attr("thread.name")
+		if !IsEventLoopThread(name) {
+			continue
+		}
+		if p := t.Parent(s); p != nil && p.Service == s.Service && t.IsCall(p) {
+			continue // a lower layer of a call already counted
+		}
+		c := loopCall{arrival: s.Start, thread: threadKey{s.Service, instanceOf(s), name}}
+		var handler *trace.Span
+		if h := requestSpan(t, s); h != nil && (h.Kind == trace.KindServer || h.Kind == trace.KindConsumer) {
+			handler, c.arrival = h, h.Start
+		}
+		add(i, s, handler, c)
+	}
+	if lt != nil {
+		lt.groupCalls(t, col.calls[first:])
+	}
 }
 
-// loopCallsByThread collects the outgoing calls started on event-loop
-// threads, and the turns of process loops, per loop.
-func loopCallsByThread(traces []*trace.Trace) map[threadKey]*threadEvidence {
-	byThread := map[threadKey]*threadEvidence{}
-	add := func(c loopCall) {
-		e := byThread[c.thread]
-		if e == nil {
-			e = &threadEvidence{}
-			byThread[c.thread] = e
+// groupCalls computes lt.groups from its trace t and its calls, or keeps
+// t when the calls of one key are on several loops.
+func (lt *loopTrace) groupCalls(t *trace.Trace, calls []loopCall) {
+	for i := range calls {
+		k := calls[i].key
+		if slices.ContainsFunc(lt.groups, func(g loopGroup) bool { return g.key == k }) {
+			continue
 		}
-		e.calls = append(e.calls, c)
+		var spans []*trace.Span
+		for j := i; j < len(calls); j++ {
+			if calls[j].key != k {
+				continue
+			}
+			if calls[j].thread != calls[i].thread {
+				lt.groups, lt.t = nil, t
+				return
+			}
+			spans = append(spans, t.Spans[calls[j].seq])
+		}
+		lt.groups = append(lt.groups, groupOf(t, k, spans))
 	}
-	for _, t := range traces {
-		for _, s := range t.Spans {
-			if processLoop(s) {
-				add(loopCall{t: t, call: s, handler: s, arrival: arrivalOf(t, s),
-					thread: threadKey{s.Service, instanceOf(s), ""}})
-				continue
-			}
-			if !t.IsCall(s) {
-				continue
-			}
-			name := s.Attr("thread.name")
-			if !IsEventLoopThread(name) {
-				continue
-			}
-			if p := t.Parent(s); p != nil && p.Service == s.Service && t.IsCall(p) {
-				continue // a lower layer of a call already counted
-			}
-			c := loopCall{t: t, call: s, arrival: s.Start, thread: threadKey{s.Service, instanceOf(s), name}}
-			if h := requestSpan(t, s); h != nil && (h.Kind == trace.KindServer || h.Kind == trace.KindConsumer) {
-				c.handler, c.arrival = h, h.Start
-			}
-			add(c)
+}
+
+// groupOf is the loopGroup of calls, in span order.
+func groupOf(t *trace.Trace, k *eventLoopKey, calls []*trace.Span) loopGroup {
+	g := loopGroup{key: k, critical: t.CriticalTimeUnder(wrappers(t, calls)), union: trace.UnionLength(trace.Intervals(calls)), requestDur: -1}
+	if h := requestSpan(t, calls[0]); h != nil {
+		g.requestDur = h.Duration()
+	}
+	return g
+}
+
+// group is the loopGroup of calls, this trace's calls of one finding.
+func (lt *loopTrace) group(calls []*loopCall) loopGroup {
+	k := calls[0].key
+	if lt.t != nil {
+		spans := make([]*trace.Span, len(calls))
+		for i, c := range calls {
+			spans[i] = lt.t.Spans[c.seq]
+		}
+		return groupOf(lt.t, k, spans)
+	}
+	for _, g := range lt.groups {
+		if g.key == k {
+			return g
 		}
 	}
-	return byThread
+	panic("event-loop-blocking: a call of a key its trace did not group")
+}
+
+// callID names a call across the judgment's copies of it.
+type callID struct {
+	tr  *loopTrace
+	seq int32
+}
+
+func (c *loopCall) id() callID { return callID{c.tr, c.seq} }
+
+// before is Group's order of traces, then the order of spans in a trace.
+func (c *loopCall) before(o *loopCall) bool {
+	if c.tr != o.tr {
+		if c.tr.rootStart != o.tr.rootStart {
+			return c.tr.rootStart < o.tr.rootStart
+		}
+		return c.tr.id < o.tr.id
+	}
+	return c.seq < o.seq
 }
 
 // arrivalOf is when the request a server span serves was sent: its caller's
@@ -608,9 +786,9 @@ func (e *threadEvidence) judge() {
 		longest = max(longest, c.call.Duration())
 	}
 	e.maxConc = trace.MaxConcurrency(iv)
-	e.waits = map[*trace.Span]int64{}
+	e.waits = map[callID]int64{}
 	if window := byEnd[n-1].call.End - byStart[0].call.Start; window > 0 {
-		e.busyShare = float64(trace.UnionLength(trace.Intervals(spansOf(byStart)))) / float64(window)
+		e.busyShare = float64(trace.UnionLength(intervalsOf(byStart))) / float64(window)
 	}
 	durations := make([]int64, n)
 	for i, c := range byStart {
@@ -624,7 +802,7 @@ func (e *threadEvidence) judge() {
 	}
 
 	for i, c := range byStart {
-		if c.handler == nil {
+		if !c.handled {
 			continue // no arrival time: cannot tell waiting from working
 		}
 		s := c.call.Start
@@ -633,14 +811,14 @@ func (e *threadEvidence) judge() {
 		overlapped := false
 		for j := i - 1; j >= 0 && byStart[j].call.Start >= s-longest; j-- {
 			o := byStart[j]
-			if o.t != c.t && o.end() > s {
+			if o.tr != c.tr && o.end() > s {
 				overlapped = true
 				break
 			}
 		}
 		// Calls that started at the same instant come after i in byStart.
 		for j := i + 1; !overlapped && j < n && byStart[j].call.Start == s; j++ {
-			if o := byStart[j]; o.t != c.t && o.end() > s {
+			if o := byStart[j]; o.tr != c.tr && o.end() > s {
 				overlapped = true
 			}
 		}
@@ -649,7 +827,7 @@ func (e *threadEvidence) judge() {
 		if !overlapped {
 			j := sort.Search(n, func(j int) bool { return byEnd[j].call.End > a })
 			for ; j < n && byEnd[j].call.End <= s+eventLoopSlack; j++ {
-				if byEnd[j].t != c.t {
+				if byEnd[j].tr != c.tr {
 					waited = true
 					break
 				}
@@ -663,7 +841,7 @@ func (e *threadEvidence) judge() {
 			e.contended++
 			e.waited++
 			e.waitTime += s - a
-			e.waits[c.call] = s - a
+			e.waits[c.id()] = s - a
 		default:
 			e.free++
 			e.freeTime += s - a
@@ -721,7 +899,7 @@ func freeLoopLogProbability(calls []loopCall) float64 {
 	}
 	busy := map[string]int64{}
 	for _, c := range calls {
-		busy[clientConnection(c.handler)] += c.call.Duration()
+		busy[c.conn] += c.call.Duration()
 	}
 	logFree := map[string]float64{} // ln(1 - p_i)
 	var all float64
@@ -735,7 +913,7 @@ func freeLoopLogProbability(calls []loopCall) float64 {
 	}
 	var sum float64
 	for _, c := range calls[1:] {
-		sum += all - logFree[clientConnection(c.handler)]
+		sum += all - logFree[c.conn]
 	}
 	return sum
 }
@@ -747,10 +925,7 @@ func connectionsTakeTurns(calls []loopCall) bool {
 	uses := map[string]int{}
 	switches, prev := 0, ""
 	for i, c := range calls {
-		conn := ""
-		if c.handler != nil {
-			conn = clientConnection(c.handler)
-		}
+		conn := c.conn
 		if conn == "" {
 			return false
 		}
@@ -779,10 +954,11 @@ func clientConnection(s *trace.Span) string {
 	return s.Attr("network.peer.address", "client.address", "net.sock.peer.addr", "net.peer.ip") + ":" + port
 }
 
-func spansOf(calls []loopCall) []*trace.Span {
-	out := make([]*trace.Span, len(calls))
+// intervalsOf is trace.Intervals of the calls' spans.
+func intervalsOf(calls []loopCall) []trace.Interval {
+	out := make([]trace.Interval, len(calls))
 	for i, c := range calls {
-		out[i] = c.call
+		out[i] = trace.Interval{Start: c.call.Start, End: max(c.call.Start, c.call.End)}
 	}
 	return out
 }

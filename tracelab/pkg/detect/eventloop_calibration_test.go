@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"testing"
-
-	"tracelab/pkg/trace"
 )
 
 // freeLoopThread simulates one free event-loop thread: k client
@@ -19,11 +17,11 @@ import (
 func freeLoopThread(rng *rand.Rand, k, n int, callMs, thinkMs float64) []loopCall {
 	var calls []loopCall
 	for c := 0; c < k; c++ {
-		handler := &trace.Span{Attrs: trace.AttrsOf(map[string]string{"network.peer.address": "10.0.0.1", "network.peer.port": strconv.Itoa(40000 + c)})}
+		conn := "10.0.0.1:" + strconv.Itoa(40000+c) // the handler's clientConnection
 		at := int64(rng.ExpFloat64() * thinkMs * 1e6)
 		for i := 0; i < n; i++ {
 			d := int64(callMs * (0.85 + 0.3*rng.Float64()) * 1e6)
-			calls = append(calls, loopCall{call: &trace.Span{Start: at, End: at + d}, handler: handler})
+			calls = append(calls, loopCall{call: callSpan{Start: at, End: at + d}, handled: true, conn: conn})
 			at += d + 500_000 + int64(rng.ExpFloat64()*thinkMs*1e6)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"tracelab/pkg/trace"
 )
@@ -134,20 +135,91 @@ func (d KafkaProducerContention) WithMetrics(m Metrics) Detector {
 
 type producerKey struct{ service, destination string }
 
+// send is one send to Kafka: what the judgment and a finding read of its
+// span and its trace, and no span, since every send of the input is kept
+// until the end.
 type send struct {
-	span        *trace.Span
-	t           *trace.Trace
+	span        callSpan
+	t           *sendTrace
+	seq         int32 // the span's place in its trace's Spans
+	parentDur   int64 // the parent span's duration, -1 without a parent
+	critical    int64 // the critical-path time under the send
+	op, parent  string
 	concurrency int // sends of the same producer in flight when it started, itself included
 }
 
-// Needs implements Selective: the traces with a send to Kafka.
-func (KafkaProducerContention) Needs(t *trace.Trace) bool {
-	for _, s := range t.Spans {
-		if isKafkaSend(s) {
-			return true
+// sendTrace is what a finding reads of a trace with sends.
+type sendTrace struct {
+	ID        string
+	rootStart int64
+	dur       int64
+	request   string // requestOf the trace
+}
+
+// before is Group's order of traces, then the order of spans in a trace:
+// the order Detect once read sends in.
+func (s *send) before(o *send) bool {
+	if s.t != o.t {
+		if s.t.rootStart != o.t.rootStart {
+			return s.t.rootStart < o.t.rootStart
+		}
+		return s.t.ID < o.t.ID
+	}
+	return s.seq < o.seq
+}
+
+// Aggregator implements PerTrace. A producer is judged by all its sends,
+// whichever trace they are in: Add keeps each send (send) and lets the
+// trace go, and Findings judges.
+func (d KafkaProducerContention) Aggregator() Aggregator {
+	return &kafkaCollector{d: d, groups: map[producerKey][]send{}, strs: map[string]string{}}
+}
+
+type kafkaCollector struct {
+	d      KafkaProducerContention
+	groups map[producerKey][]send
+	strs   map[string]string // names shared by sends, held once (see eventLoopCollector.str)
+}
+
+func (a *kafkaCollector) str(s string) string {
+	if v, ok := a.strs[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	a.strs[v] = v
+	return v
+}
+
+// Add implements Aggregator.
+func (a *kafkaCollector) Add(t *trace.Trace) {
+	var st *sendTrace
+	for i, s := range t.Spans {
+		if !isKafkaSend(s) {
+			continue
+		}
+		if st == nil {
+			st = &sendTrace{ID: strings.Clone(t.ID), rootStart: t.Root.Start, dur: t.Duration(), request: a.str(requestOf(t))}
+		}
+		k := producerKey{a.str(s.Service), a.str(s.Attr("messaging.destination.name"))}
+		sd := send{span: callSpan{s.Start, s.End}, t: st, seq: int32(i), parentDur: -1,
+			critical: t.CriticalTimeUnder([]*trace.Span{s}), op: a.str(t.Operation(s))}
+		if p := t.Parent(s); p != nil {
+			sd.parentDur, sd.parent = p.Duration(), a.str(t.Operation(p))
+		}
+		a.groups[k] = append(a.groups[k], sd)
+	}
+}
+
+// Findings implements Aggregator.
+func (a *kafkaCollector) Findings() []Finding {
+	var out []Finding
+	for k, sends := range a.groups {
+		sort.Slice(sends, func(i, j int) bool { return sends[i].before(&sends[j]) })
+		if f, ok := a.d.judge(k, sends); ok {
+			out = append(out, f)
 		}
 	}
-	return false
+	return out
 }
 
 func isKafkaSend(s *trace.Span) bool {
@@ -156,23 +228,7 @@ func isKafkaSend(s *trace.Span) bool {
 
 // Detect implements Detector.
 func (d KafkaProducerContention) Detect(traces []*trace.Trace) []Finding {
-	groups := map[producerKey][]send{}
-	for _, t := range traces {
-		for _, s := range t.Spans {
-			if !isKafkaSend(s) {
-				continue
-			}
-			k := producerKey{s.Service, s.Attr("messaging.destination.name")}
-			groups[k] = append(groups[k], send{span: s, t: t})
-		}
-	}
-	var out []Finding
-	for k, sends := range groups {
-		if f, ok := d.judge(k, sends); ok {
-			out = append(out, f)
-		}
-	}
-	return out
+	return detectEach(d, traces)
 }
 
 func (d KafkaProducerContention) judge(k producerKey, sends []send) (Finding, bool) {
@@ -207,21 +263,21 @@ func (d KafkaProducerContention) judge(k producerKey, sends []send) (Finding, bo
 
 	// What the busy sends cost their requests.
 	var shareParent, shareCP float64
-	traces := map[*trace.Trace]bool{}
+	traces := map[*sendTrace]bool{}
 	var example send
 	requests := map[string]bool{}
 	for _, s := range busySends {
-		requests[requestOf(s.t)] = true
-		if p := s.t.Parent(s.span); p != nil && p.Duration() > 0 {
-			shareParent += math.Min(1, float64(s.span.Duration())/float64(p.Duration()))
+		requests[s.t.request] = true
+		if s.parentDur > 0 {
+			shareParent += math.Min(1, float64(s.span.Duration())/float64(s.parentDur))
 		}
 		if !traces[s.t] {
 			traces[s.t] = true
-			if dur := s.t.Duration(); dur > 0 {
-				shareCP += float64(s.t.CriticalTimeUnder([]*trace.Span{s.span})) / float64(dur)
+			if dur := s.t.dur; dur > 0 {
+				shareCP += float64(s.critical) / float64(dur)
 			}
 		}
-		if example.span == nil || s.span.Duration() > example.span.Duration() ||
+		if example.t == nil || s.span.Duration() > example.span.Duration() ||
 			s.span.Duration() == example.span.Duration() && s.t.ID < example.t.ID {
 			example = s
 		}
@@ -266,7 +322,7 @@ func (d KafkaProducerContention) judge(k producerKey, sends []send) (Finding, bo
 		cause = fmt.Sprintf("client metrics: %.1f records per request, batches of %.0f bytes, records queued up to %.0f ms, %.2f s waiting for buffer memory (up to %.0f threads)",
 			m["records_per_request_avg"], m["batch_size_avg_bytes"], m["record_queue_time_avg_ms"], m["bufferpool_wait_seconds"], m["waiting_threads_max"])
 	}
-	op := example.t.Operation(example.span)
+	op := example.op
 	f := Finding{
 		Detector:            d.ID(),
 		Service:             k.service,
@@ -279,10 +335,10 @@ func (d KafkaProducerContention) judge(k producerKey, sends []send) (Finding, bo
 		Evidence:            ev,
 	}
 	if len(requests) == 1 {
-		f.Request = requestOf(example.t) // one request type paid for the waits
+		f.Request = example.t.request // one request type paid for the waits
 	}
-	if p := example.t.Parent(example.span); p != nil {
-		f.ParentOperation = example.t.Operation(p)
+	if example.parentDur >= 0 {
+		f.ParentOperation = example.parent
 	}
 	f.Summary = fmt.Sprintf("%s's Kafka sends to %s slow down under concurrency: median %.0f ms with ≥%d sends in flight (%d sends) against %.1f ms alone (%.0f×), %.0f%% of their requests; %s",
 		k.service, k.destination, busyMs, KafkaBusyConcurrency, len(busySends), quietMs, slowdown, 100*shareParent, cause)

@@ -15,8 +15,11 @@ import (
 // perTraceInput gives each PerTrace detector something to find: lab and
 // ORM loops (n-plus-one), the same SELECT again and again (redundant-call)
 // seven different statements in a row (chatty-db) and a gateway whose
-// route matching outlasts its handlers (dispatch-overhead). It is built afresh
-// on each call so that two runs share no trace.
+// route matching outlasts its handlers (dispatch-overhead), a blocking
+// client on Vert.x event loops and a blocking call on an asyncio loop
+// (event-loop-blocking), sends to Kafka slowed by bursts
+// (kafka-producer-contention). It is built afresh on each call so that
+// two runs share no trace.
 func perTraceInput() []*trace.Trace {
 	traces := trace.Group(tracegen.Generate(3_000, 1))
 	same := func(int) string { return "SELECT * FROM visits WHERE pet_id = 7" }
@@ -29,8 +32,12 @@ func perTraceInput() []*trace.Trace {
 		}
 		traces = append(traces, dbTrace(fmt.Sprintf("chatty%d", i), stmts, false))
 	}
-	return append(traces, gatewayLoad(gatewayOptions{requests: 200, interval: 2, handler: 0.2,
+	traces = append(traces, gatewayLoad(gatewayOptions{requests: 200, interval: 2, handler: 0.2,
 		dispatch: func(c int) float64 { return 2 * float64(1+c) }})...)
+	traces = append(traces, trace.Group(ordersLoad(ordersOptions{VUs: 16, Loops: 2, Requests: 400, Blocking: true, Seed: 1}))...)
+	traces = append(traces, trace.Group(processLoad(processOptions{VUs: 20, Requests: 300, Language: "python",
+		Scope: "opentelemetry.instrumentation.asgi", HoldMs: 0.5, WaitMs: 6, Blocking: true, TracedWait: true, Seed: 2}))...)
+	return append(traces, trace.Group(ingestRequests(arrivals(100, 8, 4, 300), 4, 1, 0))...)
 }
 
 func perTraceDetectors(t *testing.T) []detect.PerTrace {
@@ -40,8 +47,9 @@ func perTraceDetectors(t *testing.T) []detect.PerTrace {
 			out = append(out, p)
 		}
 	}
-	if len(out) < 3 {
-		t.Fatalf("%d PerTrace detectors, want at least n-plus-one, redundant-call and chatty-db", len(out))
+	// Every detector: none needs the traces kept to the end.
+	if len(out) != len(detect.All()) {
+		t.Fatalf("%d of %d detectors are PerTrace", len(out), len(detect.All()))
 	}
 	return out
 }

@@ -140,14 +140,36 @@ func (p *parser) id(what string, intern bool) (string, error) {
 	if err != nil {
 		return "", p.typeError(what, err)
 	}
+	// Trace ids are shared by their spans through the recent table alone:
+	// kept in the intern table, every trace of a long input stayed in
+	// memory by its id to the end.
 	if intern && isLowerHex(b) && !allZero(b) {
-		return p.intern(b), nil
+		return p.internRecent(b), nil
 	}
 	id := normalizeID(string(b))
 	if intern {
-		return p.intern([]byte(id)), nil
+		return p.internRecent([]byte(id)), nil
 	}
 	return id, nil
+}
+
+// internRecent is intern without the table: the copy of b the recent
+// table holds, else a new one, which the table then holds.
+func (p *parser) internRecent(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	slot := p.recentSlot(b)
+	if *slot != string(b) {
+		*slot = string(b)
+	}
+	return *slot
+}
+
+// recentSlot is b's place in the recent table.
+func (p *parser) recentSlot(b []byte) *string {
+	n := len(b)
+	return &p.recent[(uint(n)*131+uint(b[0])*31+uint(b[n/2])*7+uint(b[n-1]))%uint(len(p.recent))]
 }
 
 // scalar reads a number or literal, or the content of a string holding
@@ -227,8 +249,8 @@ func (p *parser) intern(b []byte) string {
 	// place (its attribute keys, its trace id, its method): a small table
 	// indexed by a few of their bytes finds them without hashing them all.
 	var slot *string
-	if n := len(b); n > 0 {
-		slot = &p.recent[(uint(n)*131+uint(b[0])*31+uint(b[n/2])*7+uint(b[n-1]))%uint(len(p.recent))]
+	if len(b) > 0 {
+		slot = p.recentSlot(b)
 		if *slot == string(b) {
 			return *slot
 		}

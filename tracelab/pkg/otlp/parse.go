@@ -142,6 +142,20 @@ type parser struct {
 	own   []byte
 	attrs []attrRef
 	kvs   []trace.KeyValue // see sortedAttrs
+	// The keys of the last span whose attributes were sorted, as read, and
+	// the order sortedAttrs took them in (see sortedAttrs).
+	lastKeys  []string
+	lastOrder []int32
+}
+
+// forgetTrace drops what the parser counts of a trace handed over whole,
+// so that a stream keeps no count per trace read: a span of the trace
+// read later stops the stream anyway (errSpread).
+func (p *parser) forgetTrace(id string) {
+	delete(p.perTrace, id)
+	if p.lastTrace == id {
+		p.lastTrace, p.lastCount = "", 0
+	}
 }
 
 func (p *parser) skipBOM() {

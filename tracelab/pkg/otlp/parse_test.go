@@ -300,8 +300,9 @@ func TestParseSpanAttributesSortedLastWins(t *testing.T) {
 	}
 }
 
-// intern returns each string's own text, whichever strings share a slot
-// of its recent table, and the same copy for the same text.
+// intern and internRecent return each string's own text, whichever
+// strings share a slot of the recent table; intern the same copy for the
+// same text.
 func TestInternReturnsTheTextAsked(t *testing.T) {
 	p := &parser{strs: map[string]string{}}
 	words := []string{"", "a", "GET", "POST", "http.route", "url.path", "5432", "5433"}
@@ -312,6 +313,9 @@ func TestInternReturnsTheTextAsked(t *testing.T) {
 		for _, w := range words {
 			if got := p.intern([]byte(w)); got != w {
 				t.Fatalf("intern(%q) = %q", w, got)
+			}
+			if got := p.internRecent([]byte(w)); got != w {
+				t.Fatalf("internRecent(%q) = %q", w, got)
 			}
 		}
 	}
@@ -367,5 +371,30 @@ func TestCompactStringAttributesReadAsSpaced(t *testing.T) {
 	}
 	if len(compact) != 5 {
 		t.Errorf("%d attributes, want 5 (the empty key dropped, the repeated one once): %v", len(compact), compact)
+	}
+}
+
+// Spans that carry the same keys in the same order reuse the order found
+// for the first (sortedAttrs); each still gets its own values, the last of
+// a repeated key winning, and a span with other keys is sorted afresh.
+func TestSortedAttrsReusedOrder(t *testing.T) {
+	span := func(id, attrs string) string {
+		return `{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"` + id + `","name":"n","startTimeUnixNano":"1","endTimeUnixNano":"2","attributes":[` + attrs + `]}`
+	}
+	kv := func(k, v string) string { return `{"key":"` + k + `","value":{"stringValue":"` + v + `"}}` }
+	doc := `{"resourceSpans":[{"scopeSpans":[{"spans":[` +
+		span("00000000000000a1", kv("z", "1")+","+kv("a", "2")+","+kv("z", "3")) + "," +
+		span("00000000000000a2", kv("z", "4")+","+kv("a", "5")+","+kv("z", "6")) + "," +
+		span("00000000000000a3", kv("m", "7")+","+kv("a", "8")) + `]}]}]}`
+	tr := parseOne(t, doc)
+	want := map[string]trace.Attrs{
+		"00000000000000a1": {{Key: "a", Value: "2"}, {Key: "z", Value: "3"}},
+		"00000000000000a2": {{Key: "a", Value: "5"}, {Key: "z", Value: "6"}},
+		"00000000000000a3": {{Key: "a", Value: "8"}, {Key: "m", Value: "7"}},
+	}
+	for _, s := range tr.Spans {
+		if !slices.Equal(s.Attrs, want[s.SpanID]) {
+			t.Errorf("span %s: attributes %v, want %v", s.SpanID, s.Attrs, want[s.SpanID])
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"tracelab/pkg/trace"
 )
@@ -77,7 +78,9 @@ func (p *parser) span() error {
 		return p.limitError("span count", p.lim.MaxSpans, "--max-spans")
 	}
 	if traceID != p.lastTrace { // the map is read once per run of a trace's spans
-		p.perTrace[p.lastTrace] = p.lastCount
+		if p.lastTrace != "" {
+			p.perTrace[p.lastTrace] = p.lastCount
+		}
 		p.lastTrace, p.lastCount = traceID, p.perTrace[traceID]
 	}
 	if p.lastCount++; p.lastCount > p.lim.MaxSpansPerTrace {
@@ -97,21 +100,36 @@ func (p *parser) span() error {
 // key's last value winning. The pairs of many spans share one block of
 // memory: one allocation per kvBlock pairs instead of one per span, and
 // the block is alive as long as the spans are anyway.
+//
+// Spans of one instrumentation carry the same keys in the same order, so
+// the order found for one span is kept and reused while the next spans'
+// keys are the same strings (interned: compared by address), which spared
+// most of the sorting's string comparisons.
 func (p *parser) sortedAttrs(own string) trace.Attrs {
 	a := p.attrs
-	for i := 1; i < len(a); i++ { // insertion sort, stable: few keys, often in order
-		for j := i; j > 0 && a[j].key < a[j-1].key; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
+	if !sameKeys(a, p.lastKeys) {
+		p.lastKeys = p.lastKeys[:0]
+		order := p.lastOrder[:0]
+		for i := range a {
+			p.lastKeys = append(p.lastKeys, a[i].key)
+			order = append(order, int32(i))
 		}
-	}
-	n := 0
-	for i := range a {
-		if i+1 < len(a) && a[i+1].key == a[i].key {
-			continue // a later one wins
+		for i := 1; i < len(order); i++ { // insertion sort, stable: few keys, often in order
+			for j := i; j > 0 && a[order[j]].key < a[order[j-1]].key; j-- {
+				order[j], order[j-1] = order[j-1], order[j]
+			}
 		}
-		a[n] = a[i]
-		n++
+		n := 0
+		for i := range order {
+			if i+1 < len(order) && a[order[i+1]].key == a[order[i]].key {
+				continue // a later one wins
+			}
+			order[n] = order[i]
+			n++
+		}
+		p.lastOrder = order[:n]
 	}
+	n := len(p.lastOrder)
 	if n == 0 {
 		return nil
 	}
@@ -119,10 +137,26 @@ func (p *parser) sortedAttrs(own string) trace.Attrs {
 		p.kvs = make([]trace.KeyValue, 0, max(kvBlock, n))
 	}
 	lo := len(p.kvs)
-	for _, r := range a[:n] {
+	for _, i := range p.lastOrder {
+		r := a[i]
 		p.kvs = append(p.kvs, trace.KeyValue{Key: r.key, Value: r.val.in(own)})
 	}
 	return p.kvs[lo:len(p.kvs):len(p.kvs)] // capped: appending to one span's attrs copies them
+}
+
+// sameKeys reports whether a's keys are keys, string for string: the same
+// memory, as interning makes equal keys. Keys equal in text but not in
+// memory (past the intern table's bound) only cost a sort.
+func sameKeys(a []attrRef, keys []string) bool {
+	if len(a) != len(keys) {
+		return false
+	}
+	for i := range a {
+		if len(a[i].key) != len(keys[i]) || unsafe.StringData(a[i].key) != unsafe.StringData(keys[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // kvBlock is how many attribute pairs are allocated at once.

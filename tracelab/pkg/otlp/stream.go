@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 
@@ -59,9 +60,9 @@ func StreamFile(ctx context.Context, path string, lim Limits, newSink func() fun
 		}
 		close(sunk)
 	}(newSink())
-	a := &assembler{expect: counts, open: map[string][]*trace.Span{}, done: map[string]bool{},
-		each: func(b []*trace.Trace) { batches <- b }}
 	p := newParser(f, lexerBufSize, lim)
+	a := &assembler{expect: counts, open: map[string][]*trace.Span{},
+		each: func(b []*trace.Trace) { batches <- b }, forget: p.forgetTrace}
 	p.sink = a
 	_, err = p.all()
 	if p.lx.lerr != nil {
@@ -121,9 +122,14 @@ const streamBatch = 8192
 // assembler gathers the spans the parser reads into traces, and hands each
 // trace over once it holds as many spans as the first pass counted.
 type assembler struct {
-	expect map[string]int32 // spans per trace id, from countSpans
+	// expect is the spans per trace from countSpans, handedOver once the
+	// trace is. It is the one thing kept per trace of the input, so it is
+	// keyed by a hash of the id (12 bytes an entry, not the id's 48): two
+	// ids of one hash share a count that neither reaches alone, so both
+	// are handed over at the end, whole, as Group makes them.
+	expect map[uint64]int32
 	open   map[string][]*trace.Span
-	done   map[string]bool // handed over
+	forget func(id string) // called as a trace is handed over
 	ready  []*trace.Trace
 	spans  int // in ready
 	each   func([]*trace.Trace)
@@ -140,16 +146,19 @@ func (a *assembler) add(spans []*trace.Span) error {
 		}
 		run := spans[:n]
 		spans = spans[n:]
-		if a.done[id] {
+		h := idHash(id)
+		want := a.expect[h]
+		if want == handedOver {
 			return errSpread
 		}
 		l := append(a.open[id], run...)
-		if int32(len(l)) < a.expect[id] {
+		if int32(len(l)) < want {
 			a.open[id] = l
 			continue
 		}
 		delete(a.open, id)
-		a.done[id] = true
+		a.expect[h] = handedOver
+		a.forget(id)
 		a.ready = append(a.ready, trace.New(id, l))
 		a.spans += len(l)
 	}
@@ -159,6 +168,14 @@ func (a *assembler) add(spans []*trace.Span) error {
 	}
 	return nil
 }
+
+// handedOver is the count of a trace handed over.
+const handedOver = -1
+
+// idSeed keys idHash, for the life of the process.
+var idSeed = maphash.MakeSeed()
+
+func idHash(id string) uint64 { return maphash.String(idSeed, id) }
 
 // finish hands over what is left: the last batch, and the traces whose
 // count was never reached.
@@ -184,21 +201,25 @@ const traceIDRare = len(`"trace`) // the index of the I in traceIDKey
 // finding every "traceId" key followed by a string, without parsing the
 // rest. Inside a JSON string a quote is escaped, so the key's bytes
 // cannot occur there. Ids are normalized as the parser normalizes them.
-func countSpans(r io.Reader) (map[string]int32, error) { return countSpansBuf(r, 1<<20) }
+func countSpans(r io.Reader) (map[uint64]int32, error) { return countSpansBuf(r, 1<<20) }
 
 // countSpansWindow is what must follow a match in the buffer for it to be
 // read there: the colon, spaces and an id as long as any producer writes.
 const countSpansWindow = 256
 
-func countSpansBuf(r io.Reader, size int) (map[string]int32, error) {
+func countSpansBuf(r io.Reader, size int) (map[uint64]int32, error) {
 	const window = countSpansWindow
 	buf := make([]byte, size)
-	raw := map[string]int32{}
+	counts := map[uint64]int32{}
 	var last []byte
 	var run int32
 	flushRun := func() {
 		if run > 0 {
-			raw[string(last)] += run
+			if isLowerHex(last) && !allZero(last) { // normal already, as the parser finds most
+				counts[maphash.Bytes(idSeed, last)] += run
+			} else {
+				counts[idHash(normalizeID(unescaped(string(last))))] += run
+			}
 			run = 0
 		}
 	}
@@ -241,10 +262,6 @@ func countSpansBuf(r io.Reader, size int) (map[string]int32, error) {
 		n = copy(buf, data[next:])
 	}
 	flushRun()
-	counts := make(map[string]int32, len(raw))
-	for id, c := range raw {
-		counts[normalizeID(unescaped(id))] += c
-	}
 	return counts, nil
 }
 

@@ -213,7 +213,7 @@ func TestCountSpansAcrossBufferBoundaries(t *testing.T) {
 	}
 }
 
-func mapsEqual[V comparable](a, b map[string]V) bool {
+func mapsEqual[K, V comparable](a, b map[K]V) bool {
 	if len(a) != len(b) {
 		return false
 	}

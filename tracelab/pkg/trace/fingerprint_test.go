@@ -1,6 +1,10 @@
 package trace
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestFingerprint(t *testing.T) {
 	cases := []struct {
@@ -151,5 +155,28 @@ func TestLooksLikeID(t *testing.T) {
 		if LooksLikeID(s) {
 			t.Errorf("LooksLikeID(%q) = true", s)
 		}
+	}
+}
+
+// The statement cache gives what normalizing gives, and stops taking
+// statements once it holds sqlOpCacheBytes.
+func TestSQLOpCache(t *testing.T) {
+	c := sqlOpCache{m: map[sqlStmt]string{}}
+	stmt := "SELECT * FROM owners WHERE id = 42"
+	want := "postgresql " + NormalizeSQL(stmt)
+	for range 2 {
+		if got := c.get("postgresql", stmt); got != want {
+			t.Errorf("get = %q, want %q", got, want)
+		}
+	}
+	long := strings.Repeat("x", sqlOpCacheBytes/4)
+	for i := range 8 {
+		c.get("postgresql", fmt.Sprintf("SELECT '%s' FROM t%d", long, i))
+	}
+	if c.bytes > sqlOpCacheBytes {
+		t.Errorf("the cache holds %d bytes, past its bound %d", c.bytes, sqlOpCacheBytes)
+	}
+	if len(c.m) < 2 || len(c.m) > 4 {
+		t.Errorf("%d statements held; want the first ones that fit", len(c.m))
 	}
 }
