@@ -141,6 +141,8 @@ test-go: ## @develop part of make test: go vet, the Go tests under the race dete
 	@echo "==> Go tests, with the race detector"
 	@$(call need,gcc,go test -race needs a C compiler: run make tools-test or apt-get install -y gcc libc6-dev)
 	cd tracelab && go vet ./... && go test -race ./...
+	@echo "==> the training set's whole-set tests, without the race detector (pkg/train, race_test.go says why)"
+	cd tracelab && go test -count=1 -run '^(TestBlindExplorerLeaksNothing|TestEveryRoundIsAnswerable)$$' ./pkg/train
 	@echo "==> fuzzing the OTLP parser (-fuzztime $(FUZZTIME))"
 	cd tracelab && go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/otlp
 

@@ -26,6 +26,7 @@ import (
 // figure or folded repeat. TRAIN_SCREENSHOT=FILE keeps a PNG of the first
 // lab round's trace page.
 func TestBlindExplorerLeaksNothing(t *testing.T) {
+	skipUnderRace(t)
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("no chromium on PATH (Debian: apt-get install chromium)")

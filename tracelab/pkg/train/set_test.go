@@ -70,6 +70,7 @@ func TestTheSetCoversThePathologies(t *testing.T) {
 // the label (the grader compares the same masked names), and full marks
 // need no more than the choice lists.
 func TestEveryRoundIsAnswerable(t *testing.T) {
+	skipUnderRace(t)
 	set := loadSet(t)
 	for _, c := range set.Cases {
 		r, err := set.Round(c, rand.New(rand.NewSource(1)), 1, LevelFix)
@@ -130,5 +131,15 @@ func TestDrawIsDeterministic(t *testing.T) {
 	}
 	if len(seen) != len(set.Cases) {
 		t.Errorf("400 seeds drew %d of %d cases", len(seen), len(set.Cases))
+	}
+}
+
+// skipUnderRace skips a test that reads every recording of the set: under
+// the race detector it costs minutes, and it exercises no concurrency (make
+// test-go runs it without the detector; raceDetector says why).
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("reads every recording: make test-go runs it without -race")
 	}
 }
