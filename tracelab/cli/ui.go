@@ -77,4 +77,6 @@ func explorerAddr(co *lab.Checkout) string { return "127.0.0.1:" + co.Ports["EXP
 
 // explorerURL is a page of the explorer there (path is its hash route,
 // e.g. "#/run/<id>").
-func explorerURL(co *lab.Checkout, path string) string { return "http://" + explorerAddr(co) + "/" + path }
+func explorerURL(co *lab.Checkout, path string) string {
+	return "http://" + explorerAddr(co) + "/" + path
+}
