@@ -725,13 +725,21 @@ func (c *loopCall) id() callID { return callID{c.tr, c.seq} }
 
 // before is Group's order of traces, then the order of spans in a trace.
 func (c *loopCall) before(o *loopCall) bool {
-	if c.tr != o.tr {
-		if c.tr.rootStart != o.tr.rootStart {
-			return c.tr.rootStart < o.tr.rootStart
-		}
-		return c.tr.id < o.tr.id
+	return spanBefore(c.tr.rootStart, c.tr.id, c.seq, o.tr.rootStart, o.tr.id, o.seq)
+}
+
+// spanBefore orders spans kept apart from their traces as Group orders
+// traces (by the root's start, then by id), and a trace's own spans by
+// their place in it; the detectors that judge across traces read their
+// calls in this order whatever order the traces came in.
+func spanBefore(aStart int64, aID string, aSeq int32, bStart int64, bID string, bSeq int32) bool {
+	if aStart != bStart {
+		return aStart < bStart
 	}
-	return c.seq < o.seq
+	if aID != bID {
+		return aID < bID
+	}
+	return aSeq < bSeq
 }
 
 // arrivalOf is when the request a server span serves was sent: its caller's

@@ -159,13 +159,7 @@ type sendTrace struct {
 // before is Group's order of traces, then the order of spans in a trace:
 // the order Detect once read sends in.
 func (s *send) before(o *send) bool {
-	if s.t != o.t {
-		if s.t.rootStart != o.t.rootStart {
-			return s.t.rootStart < o.t.rootStart
-		}
-		return s.t.ID < o.t.ID
-	}
-	return s.seq < o.seq
+	return spanBefore(s.t.rootStart, s.t.ID, s.seq, o.t.rootStart, o.t.ID, o.seq)
 }
 
 // Aggregator implements PerTrace. A producer is judged by all its sends,
